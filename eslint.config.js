@@ -1,0 +1,19 @@
+// Lint: the recommended rule sets of ESLint and typescript-eslint, plus the layout rules
+// that keep imports honest (`import type`, `node:` prefixes).
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.tap/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'separate-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(fs|path|http|https|crypto|os|url|util|events|child_process|net|stream|timers|assert|readline)(/.*)?$', message: 'Use the node: prefix.' }]
+      }]
+    }
+  }
+)

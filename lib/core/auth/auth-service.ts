@@ -1,0 +1,280 @@
+/**
+ * Tokens and authentication (auth spec §1.7, §2.1-§2.3, D1): login, `/token/create`,
+ * `/token/refresh`, and turning a bearer token into a {@link Principal}.
+ */
+import { Messages, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
+import type { Store } from '../ports.js'
+import type { Clock } from '../time.js'
+import { parseTimestamp } from '../time.js'
+import type { UserRecord } from '../users/user-ports.js'
+import { UserRole, UserStatus } from '../users/user-ports.js'
+import type { Action } from './actions.js'
+import { Action as A, CLIENT_ACTIONS, expandActions, parseAction } from './actions.js'
+import type { JwtCodec, PluginTokenPayload, TokenPayload, UserTokenPayload } from './jwt.js'
+import { TokenRejectedError, TokenType, isUserPayload } from './jwt.js'
+import { hashPassword, verifyPassword } from './passwords.js'
+import type { Principal } from './principal.js'
+import { createPluginPrincipal, createUserPrincipal } from './principal.js'
+import { requireAction } from './permissions.js'
+
+export interface TokenLifetimes {
+  /** Access token lifetime in ms (default 30 minutes). */
+  accessMs: number
+  /** Refresh token lifetime in ms (default 182 days). */
+  refreshMs: number
+}
+
+export const DEFAULT_TOKEN_LIFETIMES: TokenLifetimes = {
+  accessMs: 30 * 60 * 1000,
+  refreshMs: 182 * 24 * 60 * 60 * 1000
+}
+
+export interface TokenPair {
+  accessToken: string
+  refreshToken: string
+}
+
+/** Body of `POST /token/create` after schema validation. */
+export interface TokenCreateRequest {
+  userId?: number
+  actions?: unknown
+  networkIds?: unknown
+  deviceTypeIds?: unknown
+  expiration?: unknown
+  refreshExpiration?: unknown
+}
+
+/** Why an access token failed (§1.7); REST and WebSocket word these differently. */
+export type AuthFailure = 'invalid' | 'type' | 'expired' | 'subject'
+
+export interface AuthService {
+  /** `POST /token`: login and password to a token pair. */
+  login(login: unknown, password: unknown): Promise<TokenPair>
+  /** `POST /token/create` (ManageToken; D1 limits non-admin callers). */
+  createTokens(principal: Principal | undefined, request: TokenCreateRequest | undefined): Promise<TokenPair>
+  /** `POST /token/refresh`: a new access token from a refresh token. */
+  refresh(refreshToken: unknown): Promise<{ accessToken: string }>
+  /** Resolves an access token to a principal, or the reason it fails. */
+  verifyAccessToken(token: string): Promise<{ principal: Principal } | { failure: AuthFailure }>
+  /** REST bearer authentication: resolves or throws 401 with the REST message. */
+  authenticate(token: string): Promise<Principal>
+  /** Issues a token pair with the default claims of a login, without a password (CLI, test rigs). */
+  issueForUser(userId: number): Promise<TokenPair>
+  /** Signs a payload with this server's key (plugins reuse it). */
+  sign(payload: TokenPayload): string
+  decode(token: string): TokenPayload
+}
+
+export interface AuthServiceOptions {
+  store: Store
+  jwt: JwtCodec
+  clock: Clock
+  lifetimes: TokenLifetimes
+}
+
+const DEFAULT_MAX_LOGIN_ATTEMPTS = 10
+const DEFAULT_LAST_LOGIN_TIMEOUT_MS = 1000
+
+export function createAuthService ({ store, jwt, clock, lifetimes }: AuthServiceOptions): AuthService {
+  async function numericSetting (name: string, fallback: number): Promise<number> {
+    const row = await store.configuration.get(name)
+    const value = row === undefined ? NaN : Number(row.value)
+    return Number.isFinite(value) && value >= 0 ? value : fallback
+  }
+
+  async function touchLastLogin (user: UserRecord, extra: Partial<UserRecord> = {}): Promise<void> {
+    const timeout = await numericSetting('user.login.lastTimeout', DEFAULT_LAST_LOGIN_TIMEOUT_MS)
+    const now = clock.now()
+    const patch: Partial<UserRecord> = { ...extra }
+    if (user.lastLogin === null || user.lastLogin < now - timeout) patch.lastLogin = now
+    if (Object.keys(patch).length > 0) await store.users.update(user.id, patch)
+  }
+
+  async function loginClaims (user: UserRecord): Promise<Pick<UserTokenPayload, 'u' | 'a' | 'n' | 'dt'>> {
+    if (user.role === UserRole.Administrator) return { u: user.id, a: [A.Any], n: ['*'], dt: ['*'] }
+    const networks = await store.users.networkIds(user.id)
+    const deviceTypes = user.allDeviceTypesAvailable ? ['*'] : (await store.users.deviceTypeIds(user.id)).map(String)
+    return { u: user.id, a: [...CLIENT_ACTIONS], n: networks.map(String), dt: deviceTypes }
+  }
+
+  function pair (claims: Pick<UserTokenPayload, 'u' | 'a' | 'n' | 'dt'>, accessE: number, refreshE: number): TokenPair {
+    return {
+      accessToken: jwt.sign({ ...claims, e: accessE, t: TokenType.Access }),
+      refreshToken: jwt.sign({ ...claims, e: refreshE, t: TokenType.Refresh })
+    }
+  }
+
+  async function assignmentsOf (user: UserRecord): Promise<{ networkIds: number[], deviceTypeIds: number[] }> {
+    const admin = user.role === UserRole.Administrator
+    return {
+      networkIds: admin ? [] : await store.users.networkIds(user.id),
+      deviceTypeIds: user.allDeviceTypesAvailable ? [] : await store.users.deviceTypeIds(user.id)
+    }
+  }
+
+  async function verifyAccessToken (token: string): Promise<{ principal: Principal } | { failure: AuthFailure }> {
+    let payload: TokenPayload
+    try {
+      payload = jwt.decode(token)
+    } catch (error) {
+      if (error instanceof TokenRejectedError) return { failure: 'invalid' }
+      throw error
+    }
+    if (payload.t !== TokenType.Access) return { failure: 'type' }
+    if (payload.e < clock.now()) return { failure: 'expired' }
+    if (isUserPayload(payload)) {
+      const user = await store.users.findById(payload.u)
+      if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
+      return { principal: createUserPrincipal(user, payload, await assignmentsOf(user)) }
+    }
+    if (payload.tpc === '') return { failure: 'subject' }
+    const plugin = await store.plugins.findByTopic(payload.tpc)
+    if (plugin === undefined) return { failure: 'subject' }
+    const owner = await store.users.findById(plugin.userId)
+    if (owner === undefined || owner.status !== UserStatus.Active) return { failure: 'subject' }
+    return { principal: createPluginPrincipal(plugin, owner, payload, await assignmentsOf(owner)) }
+  }
+
+  return {
+    sign: (payload) => jwt.sign(payload),
+    decode: (token) => jwt.decode(token),
+    verifyAccessToken,
+
+    async authenticate (token) {
+      const result = await verifyAccessToken(token)
+      if ('principal' in result) return result.principal
+      throw unauthorized(result.failure === 'expired' ? 'Token expired' : Messages.unauthorized)
+    },
+
+    async login (login, password) {
+      if (typeof password === 'number') password = String(password)
+      if (typeof login !== 'string' || login.trim() === '' || typeof password !== 'string' || password === '') {
+        throw badRequest('Invalid or empty authorization request parameters')
+      }
+      const user = await store.users.findByLogin(login.trim())
+      if (user === undefined) throw unauthorized(`User with login = ${login} not found or bad password`)
+      if (user.status !== UserStatus.Active) throw unauthorized('User is locked or disabled')
+      const check = await verifyPassword(password, user.passwordHash)
+      if (!check.ok) {
+        const maxAttempts = await numericSetting('user.login.maxAttempts', DEFAULT_MAX_LOGIN_ATTEMPTS)
+        const attempts = user.loginAttempts + 1
+        await store.users.update(user.id, attempts >= maxAttempts
+          ? { loginAttempts: 0, status: UserStatus.LockedOut }
+          : { loginAttempts: attempts })
+        throw unauthorized('Invalid credentials')
+      }
+      const extra: Partial<UserRecord> = {}
+      if (user.loginAttempts !== 0) extra.loginAttempts = 0
+      if (check.needsUpgrade) extra.passwordHash = await hashPassword(password)
+      await touchLastLogin(user, extra)
+      const now = clock.now()
+      return pair(await loginClaims(user), now + lifetimes.accessMs, now + lifetimes.refreshMs)
+    },
+
+    async createTokens (principal, request) {
+      requireAction(principal, A.ManageToken)
+      if (request === undefined) throw badRequest(Messages.objectIsNull)
+      const userId = request.userId
+      if (typeof userId !== 'number' || !Number.isSafeInteger(userId)) {
+        throw badRequest('Error! Make sure, that the passed object is correct and properly structured. Validation failed: \nOn property userId (value: null): must not be null ; ')
+      }
+      const actions = parseActionList(request.actions)
+      const n = parseIdClaim(request.networkIds)
+      const dt = parseIdClaim(request.deviceTypeIds)
+      const expiration = parseExpiration(request.expiration)
+      const refreshExpiration = parseExpiration(request.refreshExpiration)
+      const now = clock.now()
+      let accessE = expiration ?? now + lifetimes.accessMs
+      let refreshE = refreshExpiration ?? expiration ?? now + lifetimes.refreshMs
+
+      if (!principal.isAdmin) {
+        // D1: a non-admin mints only for itself and only within what it holds.
+        if (principal.kind !== 'user' || principal.user.id !== userId) throw forbidden()
+        const requested = expandActions(actions)
+        for (const action of requested) if (!principal.actions.has(action)) throw forbidden()
+        if (!withinGrant(n, principal.networkGrant) || !withinGrant(dt, principal.deviceTypeGrant)) throw forbidden()
+        const ceiling = principal.token.e
+        if ((expiration !== undefined && expiration > ceiling) || (refreshExpiration !== undefined && refreshExpiration > ceiling)) {
+          throw forbidden()
+        }
+        accessE = Math.min(accessE, ceiling)
+        refreshE = Math.min(refreshE, ceiling)
+      }
+
+      const user = await store.users.findById(userId)
+      if (user === undefined) throw notFound(`User with id = ${userId} not found`)
+      if (user.status !== UserStatus.Active) throw forbidden('User is locked or disabled')
+      return pair({ u: userId, a: actions, n, dt }, accessE, refreshE)
+    },
+
+    async refresh (refreshToken) {
+      if (typeof refreshToken !== 'string' || refreshToken === '') throw badRequest('Missing or invalid payload in request')
+      let payload: TokenPayload
+      try {
+        payload = jwt.decode(refreshToken)
+      } catch (error) {
+        if (error instanceof TokenRejectedError) throw unauthorized()
+        throw error
+      }
+      if (payload.t !== TokenType.Refresh) throw unauthorized('Invalid token type')
+      if (payload.e < clock.now()) throw unauthorized('Token has expired')
+      const e = clock.now() + lifetimes.accessMs
+      if (isUserPayload(payload)) {
+        const user = await store.users.findById(payload.u)
+        if (user === undefined || user.status !== UserStatus.Active) throw unauthorized()
+        await touchLastLogin(user)
+        return { accessToken: jwt.sign({ u: payload.u, a: payload.a, n: payload.n, dt: payload.dt, e, t: TokenType.Access }) }
+      }
+      if (payload.tpc === '') throw unauthorized('No permisions or invalid topic name')
+      const plugin = await store.plugins.findByTopic(payload.tpc)
+      if (plugin === undefined) throw unauthorized('Plugin is not found')
+      const access: PluginTokenPayload = { tpc: payload.tpc, a: payload.a, e, t: TokenType.Access }
+      return { accessToken: jwt.sign(access) }
+    },
+
+    async issueForUser (userId) {
+      const user = await store.users.findById(userId)
+      if (user === undefined) throw notFound(`User with id = ${userId} not found`)
+      if (user.status !== UserStatus.Active) throw forbidden('User is locked or disabled')
+      const now = clock.now()
+      return pair(await loginClaims(user), now + lifetimes.accessMs, now + lifetimes.refreshMs)
+    }
+  }
+}
+
+function parseActionList (value: unknown): number[] | null {
+  if (value === undefined || value === null) return [A.None]
+  if (!Array.isArray(value)) throw badRequest('Actions list should contain only Strings or Integers')
+  const ids: Action[] = []
+  for (const item of value) {
+    if (typeof item === 'string' || (typeof item === 'number' && Number.isInteger(item))) {
+      const id = parseAction(item)
+      if (id !== undefined && !ids.includes(id)) ids.push(id)
+    } else {
+      throw badRequest('Actions list should contain only Strings or Integers')
+    }
+  }
+  return ids
+}
+
+function parseIdClaim (value: unknown): string[] | null {
+  if (value === undefined || value === null) return null
+  if (!Array.isArray(value)) throw badRequest()
+  return value.map((item) => {
+    const text = typeof item === 'number' ? String(item) : item
+    if (typeof text !== 'string' || (text !== '*' && !/^\d+$/.test(text))) throw badRequest()
+    return text
+  })
+}
+
+function parseExpiration (value: unknown): number | undefined {
+  const ms = parseTimestamp(value)
+  if (ms === null) throw badRequest()
+  return ms
+}
+
+/** Whether a requested `n`/`dt` claim stays within what the caller's token grants (D1). */
+function withinGrant (requested: string[] | null, held: 'all' | readonly number[]): boolean {
+  if (requested === null || held === 'all') return true
+  return requested.every((id) => id !== '*' && held.includes(Number(id)))
+}

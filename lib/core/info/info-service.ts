@@ -1,0 +1,40 @@
+/** `/info`, `/info/cache`, `/info/config/cluster` (spec §3): public, no action needed. */
+import type { Clock } from '../time.js'
+import { formatTimestamp } from '../time.js'
+import { API_VERSION, SERVER_VERSION } from '../version.js'
+
+export interface ApiInfo {
+  apiVersion: string
+  serverVersion: string
+  serverTimestamp: string
+}
+
+export interface ClusterInfo {
+  'bootstrap.servers': string
+  'zookeeper.connect': string
+}
+
+export interface InfoService {
+  info(): ApiInfo
+  cache(): { serverTimestamp: string, cacheStats: string }
+  cluster(): ClusterInfo
+}
+
+export interface InfoOptions {
+  clock: Clock
+  /** Strings reported by `/info/config/cluster` (no Kafka here; both default to ''). */
+  cluster?: Partial<ClusterInfo>
+  /** Describes the storage for `/info/cache`'s `cacheStats`. */
+  describeStore?: () => string
+}
+
+export function createInfoService ({ clock, cluster = {}, describeStore = () => 'no cache' }: InfoOptions): InfoService {
+  return {
+    info: () => ({ apiVersion: API_VERSION, serverVersion: SERVER_VERSION, serverTimestamp: formatTimestamp(clock.now()) }),
+    cache: () => ({ serverTimestamp: formatTimestamp(clock.now()), cacheStats: describeStore() }),
+    cluster: () => ({
+      'bootstrap.servers': cluster['bootstrap.servers'] ?? '',
+      'zookeeper.connect': cluster['zookeeper.connect'] ?? ''
+    })
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The seams of the core: what it needs from storage and from the realtime hub, in domain
+ * terms only. The store never sees a token or a principal; services hand it a plain
+ * {@link DataScope}. Each area keeps its repository interface next to its service.
+ */
+import type { CommandRepository } from './commands/command-ports.js'
+import type { ConfigurationRepository, SecretRepository } from './configuration/configuration-ports.js'
+import type { DeviceRepository } from './devices/device-ports.js'
+import type { DeviceTypeRepository } from './device-types/device-type-ports.js'
+import type { NetworkRepository } from './networks/network-ports.js'
+import type { NotificationRepository } from './notifications/notification-ports.js'
+import type { PluginRepository } from './plugins/plugin-ports.js'
+import type { UserRepository } from './users/user-ports.js'
+
+export type JsonObject = { [key: string]: unknown }
+
+/**
+ * What a caller may see, as plain ids: `'all'` or an explicit list (possibly empty, which
+ * means nothing). Devices are visible when both their network and their type are.
+ */
+export interface DataScope {
+  readonly networkIds: 'all' | readonly number[]
+  readonly deviceTypeIds: 'all' | readonly number[]
+}
+
+export const FULL_SCOPE: DataScope = { networkIds: 'all', deviceTypeIds: 'all' }
+
+/** Common list parameters after validation (spec §1.7). */
+export interface Page {
+  readonly take?: number
+  readonly skip?: number
+  readonly sortOrder?: 'ASC' | 'DESC'
+}
+
+/**
+ * The storage port. Every repository method is one short statement or transaction;
+ * `transaction` runs several of them atomically against the same connection.
+ *
+ * @example
+ * const id = await store.transaction(async (tx) => {
+ *   const networkId = await tx.networks.insert({ name: 'Lab', description: null })
+ *   await tx.users.assignNetwork(userId, networkId)
+ *   return networkId
+ * })
+ */
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres'
+  readonly users: UserRepository
+  readonly networks: NetworkRepository
+  readonly deviceTypes: DeviceTypeRepository
+  readonly devices: DeviceRepository
+  readonly commands: CommandRepository
+  readonly notifications: NotificationRepository
+  readonly configuration: ConfigurationRepository
+  readonly secrets: SecretRepository
+  readonly plugins: PluginRepository
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+/** A structured logger (pino-compatible subset). The core logs through it, never to stdout. */
+export interface Logger {
+  info(obj: object | string, msg?: string): void
+  warn(obj: object | string, msg?: string): void
+  error(obj: object | string, msg?: string): void
+  debug(obj: object | string, msg?: string): void
+}
+
+export const silentLogger: Logger = {
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  debug: () => {}
+}

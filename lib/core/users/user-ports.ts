@@ -1,0 +1,52 @@
+import type { JsonObject, Page } from '../ports.js'
+
+export const UserRole = { Administrator: 0, Client: 1 } as const
+export type UserRole = (typeof UserRole)[keyof typeof UserRole]
+
+export const UserStatus = { Active: 0, LockedOut: 1, Disabled: 2 } as const
+export type UserStatus = (typeof UserStatus)[keyof typeof UserStatus]
+
+/** A stored user. `passwordHash` never leaves the core. */
+export interface UserRecord {
+  id: number
+  login: string
+  passwordHash: string
+  role: UserRole
+  status: UserStatus
+  loginAttempts: number
+  lastLogin: number | null
+  data: JsonObject | null
+  introReviewed: boolean
+  allDeviceTypesAvailable: boolean
+}
+
+export type NewUser = Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin'>
+
+export type UserPatch = Partial<Omit<UserRecord, 'id'>>
+
+export interface UserFilter extends Page {
+  login?: string
+  loginPattern?: string
+  role?: number
+  status?: number
+  sortField?: 'id' | 'login'
+}
+
+export interface UserRepository {
+  findById(id: number): Promise<UserRecord | undefined>
+  findByLogin(login: string): Promise<UserRecord | undefined>
+  insert(user: NewUser): Promise<number>
+  update(id: number, patch: UserPatch): Promise<boolean>
+  delete(id: number): Promise<boolean>
+  list(filter: UserFilter): Promise<UserRecord[]>
+  count(filter: UserFilter): Promise<number>
+  /** Ids of the networks the user is assigned to, ascending. */
+  networkIds(userId: number): Promise<number[]>
+  /** Ids of the device types individually assigned to the user, ascending. */
+  deviceTypeIds(userId: number): Promise<number[]>
+  assignNetwork(userId: number, networkId: number): Promise<void>
+  unassignNetwork(userId: number, networkId: number): Promise<void>
+  assignDeviceType(userId: number, deviceTypeId: number): Promise<void>
+  unassignDeviceType(userId: number, deviceTypeId: number): Promise<void>
+  unassignAllDeviceTypes(userId: number): Promise<void>
+}

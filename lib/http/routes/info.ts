@@ -1,0 +1,62 @@
+/** `GET /`, `/info`, `/info/cache`, `/info/config/cluster` (spec §3): public. */
+import { Type } from 'typebox'
+import type { DeviceHub } from '../../core/devicehub.js'
+import { Timestamp, errorResponses } from '../schemas.js'
+import type { App } from '../types.js'
+
+export interface InfoRouteOptions {
+  /** REST base path, used to derive the WebSocket URL's context (`/api/rest` -> `/api/websocket`). */
+  basePath: string
+  /** Overrides `webSocketServerUrl` (e.g. behind a proxy). */
+  webSocketUrl?: string
+}
+
+const WELCOME = 'The DeviceHive RESTful API is now running, please refer to documentation to get the list of available resources.'
+
+export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions): void {
+  const context = options.basePath.replace(/\/rest\/?$/, '')
+
+  app.get('/', {
+    schema: { tags: ['info'], summary: 'Welcome text', response: { 200: Type.String(), ...errorResponses } }
+  }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(WELCOME))
+
+  app.get('/info', {
+    schema: {
+      tags: ['info'],
+      summary: 'API version, server time and the WebSocket URL',
+      response: {
+        200: Type.Object({
+          apiVersion: Type.String(),
+          serverVersion: Type.String(),
+          serverTimestamp: Timestamp,
+          webSocketServerUrl: Type.String()
+        }),
+        ...errorResponses
+      }
+    }
+  }, async (request) => {
+    const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'wss' : 'ws'
+    const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
+    const webSocketServerUrl = options.webSocketUrl ?? `${scheme}://${String(host)}${context}/websocket`
+    return { ...hub.info.info(), webSocketServerUrl }
+  })
+
+  app.get('/info/cache', {
+    schema: {
+      tags: ['info'],
+      summary: 'Cache statistics (informational)',
+      response: { 200: Type.Object({ serverTimestamp: Timestamp, cacheStats: Type.String() }), ...errorResponses }
+    }
+  }, async () => hub.info.cache())
+
+  app.get('/info/config/cluster', {
+    schema: {
+      tags: ['info'],
+      summary: 'Cluster connection strings (empty: devicehub needs no Kafka)',
+      response: {
+        200: Type.Object({ 'bootstrap.servers': Type.String(), 'zookeeper.connect': Type.String() }),
+        ...errorResponses
+      }
+    }
+  }, async () => hub.info.cluster())
+}

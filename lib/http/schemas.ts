@@ -1,0 +1,26 @@
+/** TypeBox schemas shared by several route files. */
+import { Type } from 'typebox'
+
+export const ErrorBody = Type.Object({
+  error: Type.Integer(),
+  message: Type.String()
+}, { $id: 'ErrorBody', description: 'Every error: the HTTP status and the contract\'s message' })
+
+/** The error responses every route documents. */
+export const errorResponses = {
+  '4xx': ErrorBody,
+  '5xx': ErrorBody
+}
+
+export const Timestamp = Type.String({ description: 'UTC, yyyy-MM-ddTHH:mm:ss.SSS, no zone' })
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
+export const NullableString = Type.Union([Type.String(), Type.Null()])
+/** A JSON object or null, serialised as received (key order kept). */
+export const JsonObjectOrNull = Type.Unknown({ description: 'JSON object or null' })
+
+/** Accepts anything on input; the service checks it is an object or null with the contract's message. */
+export const JsonObjectInput = Type.Unknown({ description: 'JSON object or null' })
+
+export const Count = Type.Object({ count: Type.Integer() })
+
+export const IntegerId = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })

@@ -1,0 +1,114 @@
+/**
+ * The one Kysely database interface for every dialect. Dialect-neutral column types:
+ * timestamps are integer epoch ms (bigint), booleans are 0/1 integers, JSON is TEXT (so key
+ * order is kept exactly as received; PostgreSQL's jsonb would reorder keys).
+ */
+import type { ColumnType, Generated } from 'kysely'
+
+/** int8 on PostgreSQL; the pg driver is told to parse it to a JS number. */
+type Int = ColumnType<number, number, number>
+type BoolInt = ColumnType<number, number | undefined, number>
+
+export interface UsersTable {
+  id: Generated<number>
+  login: string
+  password_hash: string
+  role: number
+  status: number
+  login_attempts: ColumnType<number, number | undefined, number>
+  last_login: number | null
+  data: string | null
+  intro_reviewed: BoolInt
+  all_device_types_available: BoolInt
+}
+
+export interface NamedEntityTable {
+  id: Generated<number>
+  name: string
+  description: string | null
+  entity_version: ColumnType<number, number | undefined, number>
+}
+
+export interface UserNetworksTable {
+  user_id: Int
+  network_id: Int
+}
+
+export interface UserDeviceTypesTable {
+  user_id: Int
+  device_type_id: Int
+}
+
+export interface DevicesTable {
+  /** Internal key, never exposed; `device_id` is the client-chosen id. */
+  id: Generated<number>
+  device_id: string
+  name: string
+  data: string | null
+  network_id: Int
+  device_type_id: Int
+  is_blocked: BoolInt
+}
+
+export interface CommandsTable {
+  id: Generated<number>
+  device_id: string
+  network_id: Int
+  device_type_id: Int
+  user_id: number | null
+  command: string
+  parameters: string | null
+  lifetime: number | null
+  status: string | null
+  result: string | null
+  timestamp: Int
+  last_updated: Int
+  is_updated: BoolInt
+}
+
+export interface NotificationsTable {
+  id: Generated<number>
+  device_id: string
+  network_id: number | null
+  device_type_id: number | null
+  notification: string
+  parameters: string | null
+  timestamp: Int
+}
+
+export interface ConfigurationTable {
+  name: string
+  value: string
+  entity_version: ColumnType<number, number | undefined, number>
+}
+
+export interface PluginsTable {
+  id: Generated<number>
+  name: string
+  description: string | null
+  topic_name: string
+  filter: string
+  status: number
+  subscription_id: number | null
+  user_id: Int
+  parameters: string | null
+}
+
+export interface ServerSecretsTable {
+  name: string
+  value: string
+}
+
+export interface Database {
+  users: UsersTable
+  networks: NamedEntityTable
+  device_types: NamedEntityTable
+  user_networks: UserNetworksTable
+  user_device_types: UserDeviceTypesTable
+  devices: DevicesTable
+  commands: CommandsTable
+  notifications: NotificationsTable
+  configuration: ConfigurationTable
+  plugins: PluginsTable
+  server_secrets: ServerSecretsTable
+}

@@ -1,0 +1,15 @@
+/** What the store needs to know about its SQL dialect; nobody outside lib/store sees this. */
+import type { Kysely } from 'kysely'
+import type { Database } from './database.js'
+import type { MigrationDialect } from './migrations/index.js'
+
+export type ConstraintKind = 'unique' | 'foreign-key'
+
+export interface StoreDialect {
+  readonly name: 'sqlite' | 'postgres'
+  readonly migrations: MigrationDialect
+  /** Which constraint a driver error violates, if any. */
+  classifyError(error: unknown): ConstraintKind | undefined
+  /** Releases the driver's resources after Kysely is destroyed. */
+  close?(db: Kysely<Database>): Promise<void>
+}

@@ -1,0 +1,44 @@
+/**
+ * The migrations, shipped in the package and served by a static provider (no files are read at
+ * run time). Names sort in the order they run.
+ */
+import type { ColumnDataType, ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely'
+import { Migrator } from 'kysely'
+import { initialMigration } from './0001-initial.js'
+
+/** What a migration may vary by dialect: only how an identity primary key is declared. */
+export interface MigrationDialect {
+  identity: {
+    type: ColumnDataType
+    build: (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder
+  }
+}
+
+export const sqliteMigrationDialect: MigrationDialect = {
+  identity: { type: 'integer', build: (c) => c.primaryKey().autoIncrement() }
+}
+
+export const postgresMigrationDialect: MigrationDialect = {
+  identity: { type: 'bigint', build: (c) => c.primaryKey().generatedByDefaultAsIdentity() }
+}
+
+export function createMigrationProvider (dialect: MigrationDialect): MigrationProvider {
+  return {
+    async getMigrations (): Promise<Record<string, Migration>> {
+      return {
+        '0001-initial': initialMigration(dialect)
+      }
+    }
+  }
+}
+
+/** Runs every pending migration; throws with the failing migration's name. */
+export async function migrateToLatest (db: Kysely<unknown>, dialect: MigrationDialect): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider: createMigrationProvider(dialect), migrationTableName: 'devicehub_migrations', migrationLockTableName: 'devicehub_migrations_lock' })
+  const result = await migrator.migrateToLatest()
+  if (result.error !== undefined) {
+    const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'
+    throw new Error(`Migration ${failed} failed: ${String(result.error)}`, { cause: result.error })
+  }
+  return result
+}
