@@ -55,6 +55,16 @@ export interface Store {
   readonly secrets: SecretRepository
   readonly plugins: PluginRepository
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>
+  /**
+   * Runs `fn` once the surrounding transaction has committed (at once outside a transaction;
+   * never if it rolls back). The memory hub rings its doorbells this way.
+   */
+  afterCommit(fn: () => void): void
+  /**
+   * Sends a database notification on `channel` as part of the current transaction, so it is
+   * delivered exactly at commit (PostgreSQL NOTIFY). A no-op where the dialect has none.
+   */
+  notify(channel: string, payload: string): Promise<void>
   close(): Promise<void>
 }
 

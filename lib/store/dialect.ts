@@ -10,6 +10,8 @@ export interface StoreDialect {
   readonly migrations: MigrationDialect
   /** Which constraint a driver error violates, if any. */
   classifyError(error: unknown): ConstraintKind | undefined
+  /** Sends a notification inside the current transaction (PostgreSQL NOTIFY); absent = no-op. */
+  notify?(db: Kysely<Database>, channel: string, payload: string): Promise<void>
   /** Releases the driver's resources after Kysely is destroyed. */
   close?(db: Kysely<Database>): Promise<void>
 }

@@ -28,8 +28,8 @@ export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect):
   return build(db, dialect, undefined)
 }
 
-function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDialect, root: Kysely<Database> | undefined): KyselyStore {
-  const inTransaction = root !== undefined
+function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDialect, pending: Array<() => void> | undefined): KyselyStore {
+  const inTransaction = pending !== undefined
   const store: KyselyStore = {
     db,
     dialect: dialect.name,
@@ -45,7 +45,17 @@ function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDial
     async transaction (fn) {
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)
-      return db.transaction().execute((trx) => fn(build(trx, dialect, db)))
+      const callbacks: Array<() => void> = []
+      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks)))
+      for (const callback of callbacks) callback()
+      return result
+    },
+    afterCommit (fn) {
+      if (pending !== undefined) pending.push(fn)
+      else fn()
+    },
+    async notify (channel, payload) {
+      await dialect.notify?.(db, channel, payload)
     },
     async close () {
       if (inTransaction) return

@@ -12,4 +12,5 @@ export interface DeviceRecord {
 // The registry issue grows this interface (lists, counts, updates, deletes).
 export interface DeviceRepository {
   findById(id: string): Promise<DeviceRecord | undefined>
+  insert(device: DeviceRecord): Promise<void>
 }

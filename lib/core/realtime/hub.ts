@@ -1,8 +1,10 @@
 /**
  * The hub seam: a doorbell, not a message bus. Events carry ids and routing keys, never whole
  * rows; a woken waiter reads the store again. Any hub is interchangeable and a lost doorbell
- * costs latency, never data. The messaging issue grows this interface.
+ * costs latency, never data.
  */
+import type { Store } from '../ports.js'
+
 export type HubEventKind = 'command' | 'command-update' | 'notification'
 
 export interface HubEvent {
@@ -10,8 +12,8 @@ export interface HubEvent {
   /** Id of the command or notification. */
   id: number
   deviceId: string
-  networkId: number
-  deviceTypeId: number
+  networkId: number | null
+  deviceTypeId: number | null
   /** Command or notification name. */
   name: string
 }
@@ -19,7 +21,12 @@ export interface HubEvent {
 export type HubListener = (event: HubEvent) => void
 
 export interface Hub {
-  publish(event: HubEvent): void
+  /**
+   * Rings the doorbell for an item written in `tx`. Call it inside the write transaction: a
+   * hub that rides the database (PostgreSQL NOTIFY) sends it there so it fires at commit; the
+   * memory hub delivers after commit (`tx.afterCommit`). Without `tx` it rings at once.
+   */
+  publish(event: HubEvent, tx?: Store): Promise<void>
   /** Registers a listener; returns the function that removes it. */
   subscribe(listener: HubListener): () => void
   close(): Promise<void>

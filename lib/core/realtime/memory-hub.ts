@@ -1,5 +1,5 @@
-/** The in-process hub: listeners in a set, events delivered synchronously. */
-import type { Hub, HubListener } from './hub.js'
+/** The in-process hub: listeners in a set, events delivered after the write commits. */
+import type { Hub, HubEvent, HubListener } from './hub.js'
 
 export interface MemoryHub extends Hub {
   /** Number of registered listeners (tests check nothing leaks). */
@@ -14,12 +14,16 @@ export interface MemoryHub extends Hub {
  */
 export function createMemoryHub (): MemoryHub {
   const listeners = new Set<HubListener>()
+  const deliver = (event: HubEvent): void => {
+    for (const listener of [...listeners]) listener(event)
+  }
   return {
     get size () {
       return listeners.size
     },
-    publish (event) {
-      for (const listener of [...listeners]) listener(event)
+    async publish (event, tx) {
+      if (tx === undefined) deliver(event)
+      else tx.afterCommit(() => deliver(event))
     },
     subscribe (listener) {
       listeners.add(listener)

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { DeviceRecord, DeviceRepository } from '../../core/devices/device-ports.js'
-import { decodeBool, decodeJson } from '../codec.js'
+import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 
 export function toDeviceRecord (row: { device_id: string, name: string, data: string | null, network_id: number, device_type_id: number, is_blocked: number }): DeviceRecord {
@@ -19,6 +19,16 @@ export function createDeviceRepository (db: Kysely<Database>): DeviceRepository 
     async findById (id) {
       const row = await db.selectFrom('devices').selectAll().where('device_id', '=', id).executeTakeFirst()
       return row === undefined ? undefined : toDeviceRecord(row)
+    },
+    async insert (device) {
+      await db.insertInto('devices').values({
+        device_id: device.id,
+        name: device.name,
+        data: encodeJson(device.data),
+        network_id: device.networkId,
+        device_type_id: device.deviceTypeId,
+        is_blocked: encodeBool(device.isBlocked)
+      }).execute()
     }
   }
 }
