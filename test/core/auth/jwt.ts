@@ -1,0 +1,62 @@
+import t from 'tap'
+import { createHmac } from 'node:crypto'
+import { deriveDeviceHiveKey } from '../../../lib/core/auth/jwt-key.js'
+import { createJwtCodec, parsePayload, TokenRejectedError } from '../../../lib/core/auth/jwt.js'
+
+// DeviceHive's integration-test tokens, signed with the secret `devicehive` (auth spec §1.4).
+const ADMIN = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXlsb2FkIjp7InUiOjEsImEiOlswXSwibiI6WyIqIl0sImR0IjpbIioiXSwiZSI6MTU1OTM0NzIwMDAwMCwidCI6MX19.0i1MaUBtgfDPG4_cvSjEVO11FZy7o_L_6uRCR5NR3v4'
+const ADMIN_REFRESH = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXlsb2FkIjp7InUiOjEsImEiOlswXSwibiI6WyIqIl0sImR0IjpbIioiXSwiZSI6MTU1OTM0NzIwMDAwMCwidCI6MH19.FhgGiIFMl7PSiaHMXGFlJTMKUyjA_JXjU_Qk2pjGna4'
+const ADMIN_REFRESH_INVALID_SIGNATURE = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXlsb2FkIjp7InUiOjEsImEiOlswXSwibiI6WyIqIl0sImQiOlsiKiJdLCJlIjoxNTU5MzQ3MjAwMDAwLCJ0IjowfX0.lo2T-wbXe1J9DvVyxJtFkNlo76uH_kSVwVY-FxLZRkk'
+
+const b64url = (value: object | string): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
+
+t.test('key derivation drops the trailing partial Base64 group, as jjwt does', async (t) => {
+  t.same([...deriveDeviceHiveKey('devicehive')], [0x75, 0xeb, 0xe2, 0x71, 0xe8, 0x62])
+  t.not(deriveDeviceHiveKey('devicehive').length, Buffer.from('devicehive', 'base64').length, 'differs from Buffer base64 decoding')
+  t.same([...deriveDeviceHiveKey('de-vi!ce')], [...deriveDeviceHiveKey('device').subarray(0, 3)], 'characters outside the alphabet are dropped')
+  t.same([...deriveDeviceHiveKey('QQ==')], [0x41], 'padding shortens a group')
+  t.same([...deriveDeviceHiveKey('abc')], [], 'an incomplete group alone yields nothing')
+  t.throws(() => createJwtCodec('abc'), /empty HMAC key/)
+})
+
+t.test('signing reproduces DeviceHive tokens byte for byte', async (t) => {
+  const jwt = createJwtCodec('devicehive')
+  t.equal(jwt.sign({ u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 }), ADMIN)
+  t.equal(jwt.sign({ u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 0 }), ADMIN_REFRESH)
+  t.equal(JSON.parse(Buffer.from(ADMIN.split('.')[0]!, 'base64url').toString()).typ, undefined, 'header has no typ')
+})
+
+t.test('decode verifies signature and shape', async (t) => {
+  const jwt = createJwtCodec('devicehive')
+  t.same(jwt.decode(ADMIN), { u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 })
+  t.same(jwt.decode(ADMIN_REFRESH).t, 0)
+  t.throws(() => jwt.decode(ADMIN_REFRESH_INVALID_SIGNATURE), TokenRejectedError)
+  t.throws(() => createJwtCodec('another-secret-value').decode(ADMIN), TokenRejectedError, 'other key')
+  t.throws(() => jwt.decode('not.a.jwt'), TokenRejectedError)
+  t.throws(() => jwt.decode(''), TokenRejectedError)
+
+  const key = deriveDeviceHiveKey('devicehive')
+  const forge = (header: object, claims: object, alg = 'sha256'): string => {
+    const input = `${b64url(header)}.${b64url(claims)}`
+    return `${input}.${createHmac(alg, key).update(input).digest('base64url')}`
+  }
+  const claims = { payload: { u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 } }
+  t.ok(jwt.decode(forge({ alg: 'HS256' }, claims)), 'a correctly forged HS256 token verifies')
+  t.throws(() => jwt.decode(`${b64url({ alg: 'none' })}.${b64url(claims)}.`), TokenRejectedError, 'alg none (D6)')
+  t.throws(() => jwt.decode(forge({ alg: 'HS512' }, claims, 'sha512')), TokenRejectedError, 'HS512 (D6)')
+  t.throws(() => jwt.decode(forge({ alg: 'HS384' }, claims, 'sha384')), TokenRejectedError, 'HS384 (D6)')
+  t.throws(() => jwt.decode(forge({ alg: 'HS256' }, { ...claims, exp: 1 })), TokenRejectedError, 'a registered exp is honoured')
+})
+
+t.test('payload shape rules (§1.2)', async (t) => {
+  t.same(parsePayload({ u: '7', a: [2], n: [1, '2'], dt: null, e: 5, t: 1, d: ['*'] }), { u: 7, a: [2], n: ['1', '2'], dt: null, e: 5, t: 1 }, 'numeric strings and numbers accepted, stray keys ignored')
+  t.same(parsePayload({ tpc: 'plugin_topic_x', a: [16], e: 5, t: 0 }), { tpc: 'plugin_topic_x', a: [16], e: 5, t: 0 })
+  t.same(parsePayload({ u: 1, e: 5, t: 1 }), { u: 1, a: null, n: null, dt: null, e: 5, t: 1 }, 'absent a/n/dt read as null')
+  for (const bad of [
+    null, [], 'x', { a: [0], e: 5, t: 1 }, { u: 1, a: [0], t: 1 }, { u: 1, a: [0], e: 5 },
+    { u: 1, a: [0], e: 5, t: 2 }, { u: 1, a: [99], e: 5, t: 1 }, { u: 1, a: ['0'], e: 5, t: 1 },
+    { u: 1, a: [0], n: ['x'], e: 5, t: 1 }, { u: 1, a: [0], e: '5', t: 1 }, { u: -1, e: 5, t: 1 }
+  ]) {
+    t.equal(parsePayload(bad), undefined, JSON.stringify(bad))
+  }
+})
