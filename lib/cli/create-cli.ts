@@ -70,7 +70,8 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .action(async (options) => {
-      await runServe({ ...options, jwtSecret: options.jwtSecret ?? (io.env.JWT_SECRET || undefined) }, io)
+      // An empty environment variable counts as not set.
+      await runServe({ ...options, adminPassword: options.adminPassword || undefined, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined }, io)
     })
 
   program.command('migrate')
@@ -87,7 +88,7 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(secretOption())
     .action(async (options: { login: string, db: string, jwtSecret?: string }) => {
       const store = await openStore(options.db)
-      const hub = await createDeviceHub({ store, jwtSecret: options.jwtSecret ?? (io.env.JWT_SECRET || undefined) })
+      const hub = await createDeviceHub({ store, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined })
       try {
         if (hub.bootstrap.generatedPassword !== undefined) {
           io.err(`Initialised ${describeLocation(options.db)}: admin '${hub.bootstrap.adminLogin}' password: ${hub.bootstrap.generatedPassword}`)

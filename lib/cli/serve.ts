@@ -33,7 +33,6 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     logger: options.logLevel === 'silent' ? false : { level: options.logLevel }
   })
   const { bootstrap } = server.hub
-  const password = bootstrap.generatedPassword ?? (bootstrap.created ? '<the --admin-password you set>' : '<your password>')
   io.out(`devicehub ${SERVER_VERSION} listening on ${server.url}`)
   io.out(`database: ${describeLocation(options.db)}`)
   if (bootstrap.generatedPassword !== undefined) {
@@ -41,7 +40,7 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     io.out('this password is shown only once: keep it now (or restart an empty database with --admin-password)')
   }
   io.out('get a token:')
-  io.out(`  curl -s -X POST ${server.url}/token -H 'Content-Type: application/json' -d '{"login":"${bootstrap.adminLogin}","password":"${password}"}'`)
+  io.out(`  curl -s -X POST ${server.url}/token -H 'Content-Type: application/json' -d '{"login":"${bootstrap.adminLogin}","password":"<password>"}'`)
 
   let stopping = false
   const stop = (signal: string): void => {
