@@ -6,6 +6,7 @@
  */
 import type { Kysely } from 'kysely'
 import { PostgresDialect, Kysely as KyselyClass, sql } from 'kysely'
+import type * as PgModule from 'pg'
 import type { Pool, PoolConfig } from 'pg'
 import type { Database as Schema } from '../database.js'
 import type { StoreDialect } from '../dialect.js'
@@ -98,7 +99,7 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
 }
 
 /** Loads `pg` on first use, with an actionable message when it is not installed. */
-export async function loadPg (): Promise<typeof import('pg')> {
+export async function loadPg (): Promise<typeof PgModule> {
   try {
     return await import('pg')
   } catch (error) {
