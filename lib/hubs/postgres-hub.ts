@@ -25,6 +25,12 @@ export interface PostgresHubOptions {
   logger?: Logger
   /** Reconnect backoff: first delay, doubled after each failure up to the maximum. */
   reconnect?: { initialDelayMs?: number, maxDelayMs?: number }
+  /**
+   * How often the LISTEN connection is probed with `select 1` (default 30 s; 0 = never). A
+   * connection that only listens never writes, so a silently dropped network path would
+   * otherwise go unnoticed until TCP keepalive gives up.
+   */
+  healthCheckIntervalMs?: number
 }
 
 export interface PostgresHub extends Hub {
@@ -97,6 +103,8 @@ export async function createPostgresHub (url: string, options: PostgresHubOption
   let closed = false
   let timer: NodeJS.Timeout | undefined
   let delay = initialDelay
+  const healthInterval = options.healthCheckIntervalMs ?? 30_000
+  let healthTimer: NodeJS.Timeout | undefined
 
   const deliver = (event: HubEvent): void => {
     for (const listener of [...listeners]) {
@@ -119,7 +127,7 @@ export async function createPostgresHub (url: string, options: PostgresHubOption
   }
 
   const connect = async (): Promise<void> => {
-    const candidate = new pg.Client({ connectionString: url, keepAlive: true })
+    const candidate = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
     candidate.on('notification', onNotification)
     candidate.on('error', (error) => lost(candidate, error))
     candidate.on('end', () => lost(candidate, undefined))
@@ -181,7 +189,20 @@ export async function createPostgresHub (url: string, options: PostgresHubOption
     deliver(event)
   }
 
+  /** A probe that fails or outlives the interval counts as a lost connection. */
+  const checkHealth = (): void => {
+    const current = client
+    if (current === undefined) return
+    let timeout: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_resolve, reject) => {
+      timeout = setTimeout(() => reject(new Error('LISTEN connection health check timed out')), healthInterval)
+    })
+    Promise.race([current.query('select 1'), expired]).then(() => {}, (error: unknown) => lost(current, error))
+      .finally(() => clearTimeout(timeout))
+  }
+
   await connect()
+  if (healthInterval > 0) healthTimer = setInterval(checkHealth, healthInterval)
 
   return {
     get connected () {
@@ -212,6 +233,7 @@ export async function createPostgresHub (url: string, options: PostgresHubOption
     },
     async close () {
       closed = true
+      if (healthTimer !== undefined) clearInterval(healthTimer)
       if (timer !== undefined) clearTimeout(timer)
       timer = undefined
       listeners.clear()

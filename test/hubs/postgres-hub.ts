@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
@@ -173,6 +174,41 @@ function runPostgresTests (url: string): void {
     await admin1.query(`alter role ${role} login`)
     t.same(await seen.until(1), [RESYNC_EVENT])
     t.ok(hub.connected)
+  })
+
+  t.test('a silently dead LISTEN connection is caught by the health check', async (t) => {
+    // A TCP proxy whose existing connections can be frozen: bytes are swallowed, sockets stay
+    // open, exactly like a dropped network path. New connections pass through normally.
+    const target = new URL(url)
+    const frozen = new Set<net.Socket>()
+    const live = new Set<net.Socket>()
+    const proxy = net.createServer((inbound) => {
+      const outbound = net.connect(Number(target.port || 5432), target.hostname)
+      live.add(inbound)
+      inbound.on('data', (chunk) => { if (!frozen.has(inbound)) outbound.write(chunk) })
+      outbound.on('data', (chunk) => { if (!frozen.has(inbound)) inbound.write(chunk) })
+      const done = () => { inbound.destroy(); outbound.destroy(); live.delete(inbound) }
+      inbound.on('close', done).on('error', done)
+      outbound.on('close', done).on('error', done)
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => new Promise<void>((resolve) => {
+      for (const socket of live) socket.destroy()
+      proxy.close(() => resolve())
+    }))
+    const proxied = new URL(url)
+    proxied.hostname = '127.0.0.1'
+    proxied.port = String((proxy.address() as net.AddressInfo).port)
+    const channel = newChannel()
+    const watched = await createPostgresHub(proxied.toString(), { channel, healthCheckIntervalMs: 100, reconnect: { initialDelayMs: 20 } })
+    t.teardown(() => watched.close())
+    const seen = record(watched)
+    const before = watched.listenerPid
+    for (const socket of live) frozen.add(socket)
+    t.same(await seen.until(1, 3000), [RESYNC_EVENT], 'reconnected and resynced')
+    t.not(watched.listenerPid, before)
+    await watched.publish(event(4))
+    t.same((await seen.until(2))[1], event(4), 'doorbells flow on the new connection')
   })
 
   t.test('malformed notifications are ignored; the next one is delivered', async (t) => {
