@@ -1,6 +1,6 @@
 /**
- * Opens the store a location names: a SQLite file path or `:memory:` today; a `postgres://`
- * URL when the PostgreSQL dialect is installed.
+ * Opens the store a location names: a SQLite file path or `:memory:`, or a `postgres://`
+ * (`postgresql://`) URL. The PostgreSQL dialect (and `pg`) is loaded only for a URL.
  */
 import type { KyselyStore } from './kysely-store.js'
 import { openSqliteStore } from './dialects/sqlite.js'
@@ -14,9 +14,15 @@ export function isPostgresUrl (location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location)
 }
 
+/**
+ * @example
+ * const store = await openStore('./devicehub.db')
+ * const shared = await openStore('postgres://devicehub@db:5432/devicehub', { migrate: false })
+ */
 export async function openStore (location: string, options: OpenStoreOptions = {}): Promise<KyselyStore> {
   if (isPostgresUrl(location)) {
-    throw new Error('PostgreSQL is not supported by this build yet')
+    const { openPostgresStore } = await import('./dialects/postgres.js')
+    return openPostgresStore(location, { migrate: options.migrate })
   }
   return openSqliteStore(location, options)
 }

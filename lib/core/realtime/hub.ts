@@ -5,7 +5,12 @@
  */
 import type { Store } from '../ports.js'
 
-export type HubEventKind = 'command' | 'command-update' | 'notification'
+/**
+ * `resync` carries no item: the hub may have missed doorbells (e.g. a database hub lost and
+ * re-established its connection), so every waiter must read the store again whatever it
+ * waits for. Its `id` is 0, `deviceId` and `name` are '' and the routing ids are null.
+ */
+export type HubEventKind = 'command' | 'command-update' | 'notification' | 'resync'
 
 export interface HubEvent {
   kind: HubEventKind

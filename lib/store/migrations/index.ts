@@ -32,9 +32,23 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
   }
 }
 
+export interface MigrateOptions {
+  /**
+   * PostgreSQL: the schema holding the migration bookkeeping tables. Without it Kysely's
+   * migrator takes a `devicehub_migrations` table in ANY schema for ours.
+   */
+  schema?: string
+}
+
 /** Runs every pending migration; throws with the failing migration's name. */
-export async function migrateToLatest (db: Kysely<unknown>, dialect: MigrationDialect): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider: createMigrationProvider(dialect), migrationTableName: 'devicehub_migrations', migrationLockTableName: 'devicehub_migrations_lock' })
+export async function migrateToLatest (db: Kysely<unknown>, dialect: MigrationDialect, options: MigrateOptions = {}): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db,
+    provider: createMigrationProvider(dialect),
+    migrationTableName: 'devicehub_migrations',
+    migrationLockTableName: 'devicehub_migrations_lock',
+    ...(options.schema === undefined ? {} : { migrationTableSchema: options.schema })
+  })
   const result = await migrator.migrateToLatest()
   if (result.error !== undefined) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'

@@ -1,0 +1,108 @@
+/**
+ * PostgreSQL through node-postgres: a `pg.Pool` under Kysely's PostgresDialect. `pg` is loaded
+ * lazily (dynamic import) so SQLite users never need it installed. Every pooled connection
+ * parses int8 and numeric to JS numbers through the pool's own type table (the global pg
+ * parsers stay untouched), and can be pinned to one schema with `search_path`.
+ */
+import type { Kysely } from 'kysely'
+import { PostgresDialect, Kysely as KyselyClass, sql } from 'kysely'
+import type * as PgModule from 'pg'
+import type { Pool, PoolConfig } from 'pg'
+import type { Database as Schema } from '../database.js'
+import type { StoreDialect } from '../dialect.js'
+import type { KyselyStore } from '../kysely-store.js'
+import { createKyselyStore } from '../kysely-store.js'
+import { migrateToLatest, postgresMigrationDialect } from '../migrations/index.js'
+
+/** PostgreSQL type OIDs the pool parses to numbers (epoch-ms timestamps, ids and counts fit). */
+const INT8_OID = 20
+const NUMERIC_OID = 1700
+
+/** Schema names are restricted to plain lower-case identifiers: no quoting rules to get wrong. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+export interface PostgresStoreOptions {
+  /** Run pending migrations on open (default true; concurrent openers serialise on a lock). */
+  migrate?: boolean
+  /**
+   * Keep every table in this schema: it is created when missing and every pooled connection
+   * sets `search_path` to it. A plain lower-case identifier. Default: the server's search_path.
+   */
+  schema?: string
+  /** Largest number of pooled connections (default 10). */
+  maxConnections?: number
+}
+
+/** The pg driver's error for a violated constraint carries the SQLSTATE in `code`. */
+export const postgresDialect: StoreDialect = {
+  name: 'postgres',
+  migrations: postgresMigrationDialect,
+  classifyError (error) {
+    const code = (error as { code?: unknown } | null)?.code
+    if (code === '23505') return 'unique'
+    if (code === '23503') return 'foreign-key'
+    return undefined
+  },
+  async notify (db, channel, payload) {
+    // pg_notify (not NOTIFY) takes the channel as a bound parameter. On a transaction's
+    // connection the notification is queued and delivered exactly at commit.
+    await sql`select pg_notify(${channel}, ${payload})`.execute(db)
+  }
+}
+
+/**
+ * Opens (and by default migrates) a PostgreSQL store.
+ *
+ * @example
+ * const store = await openPostgresStore('postgres://devicehub@db.internal:5432/devicehub')
+ * const isolated = await openPostgresStore(url, { schema: 'tenant_a' })
+ */
+export async function openPostgresStore (url: string, options: PostgresStoreOptions = {}): Promise<KyselyStore> {
+  const { schema } = options
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new Error(`Invalid PostgreSQL schema name '${schema}': use lower-case letters, digits and '_'`)
+  }
+  const pool = await createPool(url, options)
+  const db = new KyselyClass<Schema>({ dialect: new PostgresDialect({ pool }) })
+  try {
+    if (schema !== undefined) await sql`create schema if not exists ${sql.id(schema)}`.execute(db)
+    if (options.migrate !== false) {
+      // The migrator must look for its bookkeeping tables in our schema only: unqualified, it
+      // would take another schema's `devicehub_migrations` for ours.
+      const current = schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      await migrateToLatest(db as Kysely<unknown>, postgresMigrationDialect, { schema: current })
+    }
+  } catch (error) {
+    await db.destroy()
+    throw error
+  }
+  return createKyselyStore(db, postgresDialect)
+}
+
+async function createPool (url: string, options: PostgresStoreOptions): Promise<Pool> {
+  const pg = await loadPg()
+  const types = new pg.default.TypeOverrides()
+  const toNumber = (value: string): number => Number(value)
+  types.setTypeParser(INT8_OID, 'text', toNumber)
+  types.setTypeParser(NUMERIC_OID, 'text', toNumber)
+  const config: PoolConfig = {
+    connectionString: url,
+    types,
+    max: options.maxConnections ?? 10
+  }
+  if (options.schema !== undefined) config.options = `-c search_path=${options.schema}`
+  const pool = new pg.default.Pool(config)
+  // An idle client losing its server (restart, pg_terminate_backend) emits 'error' on the pool;
+  // unhandled it would crash the process. The pool drops it and connects a new one on demand.
+  pool.on('error', () => {})
+  return pool
+}
+
+/** Loads `pg` on first use, with an actionable message when it is not installed. */
+export async function loadPg (): Promise<typeof PgModule> {
+  try {
+    return await import('pg')
+  } catch (error) {
+    throw new Error("PostgreSQL support needs the 'pg' package: npm install pg", { cause: error })
+  }
+}

@@ -1,0 +1,63 @@
+import t from 'tap'
+import pg from 'pg'
+import { createCli } from '../../lib/cli/create-cli.js'
+import { describeLocation, isPostgresUrl, openStore } from '../../lib/store/open-store.js'
+import { dropSchema, testPostgresUrl, uniqueSchemaName } from '../fixtures/store.js'
+
+t.test('postgres:// and postgresql:// URLs pick PostgreSQL', async (t) => {
+  t.ok(isPostgresUrl('postgres://u@h/db'))
+  t.ok(isPostgresUrl('POSTGRESQL://u@h/db'))
+  t.notOk(isPostgresUrl('./postgres.db'))
+  t.notOk(isPostgresUrl(':memory:'))
+  t.equal(describeLocation('postgres://user:secret@db:5432/x'), 'postgres://user:****@db:5432/x')
+})
+
+t.test('a SQLite location opens SQLite', async (t) => {
+  const store = await openStore(':memory:')
+  t.teardown(() => store.close())
+  t.equal(store.dialect, 'sqlite')
+})
+
+const url = testPostgresUrl()
+
+if (url === undefined) {
+  t.pass('DEVICEHUB_TEST_PG_URL not set: openStore and `devicehub migrate` on PostgreSQL did not run')
+} else {
+  /** A URL whose connections use a fresh schema of their own (the URL's `options` parameter). */
+  const schemaUrl = async (t: { teardown(fn: () => unknown): void }): Promise<string> => {
+    const schema = uniqueSchemaName()
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`create schema ${schema}`)
+    await client.end()
+    t.teardown(() => dropSchema(url, schema))
+    const located = new URL(url)
+    located.searchParams.set('options', `-c search_path=${schema}`)
+    return located.toString()
+  }
+
+  t.test('openStore opens and migrates a PostgreSQL URL into its search_path', async (t) => {
+    const location = await schemaUrl(t)
+    const store = await openStore(location)
+    t.teardown(() => store.close())
+    t.equal(store.dialect, 'postgres')
+    const id = await store.networks.insert({ name: 'n', description: null })
+    t.same(await store.networks.findById(id), { id, name: 'n', description: null })
+  })
+
+  t.test('`devicehub migrate --db postgres://...` migrates and reports', async (t) => {
+    const location = await schemaUrl(t)
+    const out: string[] = []
+    const err: string[] = []
+    const cli = createCli({ out: (l) => out.push(l), err: (l) => err.push(l), env: {} })
+    await cli.parseAsync(['node', 'devicehub', 'migrate', '--db', location])
+    t.same(out, [`Database ${describeLocation(location)} is up to date.`])
+    t.same(err, [])
+    const store = await openStore(location, { migrate: false })
+    t.teardown(() => store.close())
+    t.equal(await store.users.count({}), 0, 'the tables exist')
+    // Running it again is a no-op.
+    await createCli({ out: (l) => out.push(l), err: (l) => err.push(l), env: {} }).parseAsync(['node', 'devicehub', 'migrate', '--db', location])
+    t.equal(out.length, 2)
+  })
+}
