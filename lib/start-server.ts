@@ -8,7 +8,9 @@ import type { DeviceHub } from './core/devicehub.js'
 import { createDeviceHub } from './core/devicehub.js'
 import type { Limits } from './core/context.js'
 import { buildServer } from './http/build-server.js'
-import { openStore } from './store/open-store.js'
+import { createPostgresHub } from './hubs/postgres-hub.js'
+import type { Hub } from './core/realtime/hub.js'
+import { isPostgresUrl, openStore } from './store/open-store.js'
 
 export interface StartServerOptions {
   /** SQLite file path, `:memory:` (default) or a `postgres://` URL. */
@@ -46,17 +48,24 @@ export interface RunningServer {
  * await server.close()
  */
 export async function startServer (options: StartServerOptions = {}): Promise<RunningServer> {
-  const store = await openStore(options.db ?? ':memory:')
+  const location = options.db ?? ':memory:'
+  const store = await openStore(location)
   let hub: DeviceHub
+  let doorbells: Hub | undefined
   try {
+    // Several instances over one PostgreSQL database wake each other's long polls through
+    // LISTEN/NOTIFY; one process on SQLite needs nothing more than the memory hub.
+    if (isPostgresUrl(location)) doorbells = await createPostgresHub(location)
     hub = await createDeviceHub({
       store,
+      hub: doorbells,
       jwtSecret: options.jwtSecret,
       admin: options.admin,
       tokenLifetimes: options.tokenLifetimes,
       limits: options.limits
     })
   } catch (error) {
+    await doorbells?.close()
     await store.close()
     throw error
   }

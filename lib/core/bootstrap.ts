@@ -3,6 +3,7 @@
  * Idempotent: a marker in the internal table records that it ran, inside the same transaction.
  */
 import { generatePassword, generateSecret, hashPassword } from './auth/passwords.js'
+import { isDeviceHubError } from './errors.js'
 import type { Store } from './ports.js'
 import { UserRole, UserStatus } from './users/user-ports.js'
 
@@ -34,7 +35,7 @@ export async function ensureInitialData (store: Store, options: BootstrapOptions
   if ((await store.secrets.get(MARKER)) !== undefined) return { created: false, adminLogin }
   const password = options.adminPassword ?? generatePassword()
   const passwordHash = await hashPassword(password)
-  const created = await store.transaction(async (tx) => {
+  const created = await store.transaction(async (tx): Promise<boolean> => {
     if ((await tx.secrets.get(MARKER)) !== undefined) return false
     const adminId = await tx.users.insert({
       login: adminLogin,
@@ -51,6 +52,11 @@ export async function ensureInitialData (store: Store, options: BootstrapOptions
     await tx.users.assignDeviceType(adminId, deviceTypeId)
     await tx.secrets.set(MARKER, new Date().toISOString())
     return true
+  }).catch(async (error: unknown) => {
+    // Two instances starting together on one empty PostgreSQL database: the loser of the race
+    // hits a unique constraint; the winner's data is there, so this start created nothing.
+    if (isDeviceHubError(error) && error.code === 'CONFLICT' && (await store.secrets.get(MARKER)) !== undefined) return false
+    throw error
   })
   if (!created) return { created: false, adminLogin }
   return options.adminPassword === undefined
