@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createTestApp } from '../../fixtures/app.js'
-import type { TestApp } from '../../fixtures/app.js'
+import type { TestApp, TestResponse } from '../../fixtures/app.js'
 
 const TOPIC = /^plugin_topic_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const NO_FLAGS = "Requested subscription is not valid. Please, set at least one 'return*' parameter to true."
@@ -222,7 +222,8 @@ t.test('GET /plugin and /plugin/count: ownership, filters, sorting, paging', asy
     t.same([badSort.status, badSort.body], [400, { error: 400, message: 'Invalid request parameters' }], path)
     const badOrder = await h.request('GET', path, { query: { sortOrder: 'up' } })
     t.same([badOrder.status, badOrder.body], [400, { error: 400, message: 'Unparseable sort order : up' }], path)
-    for (const query of [{ status: 'ACTIVE' }, { status: 7 }, { take: -1 }, { skip: 'x' }, { userId: 'me' }]) {
+    const badQueries: Array<Record<string, string | number>> = [{ status: 'ACTIVE' }, { status: 7 }, { take: -1 }, { skip: 'x' }, { userId: 'me' }]
+    for (const query of badQueries) {
       const res = await h.request('GET', path, { query })
       t.same([res.status, res.body], [400, { error: 400, message: 'Invalid request parameters' }], `${path} ${JSON.stringify(query)}`)
     }
@@ -241,7 +242,7 @@ t.test('PUT /plugin: status transitions and subscriptionId', async (t) => {
   const h = await createTestApp(t)
   const a = await h.createUser()
   const { topicName } = await register(h, a.accessToken)
-  const put = (query: Record<string, string>, token = a.accessToken): ReturnType<TestApp['request']> =>
+  const put = (query: Record<string, string>, token = a.accessToken): Promise<TestResponse> =>
     h.request('PUT', '/plugin', { token, query: { topicName, ...query } })
 
   const active = await put({ status: 'ACTIVE' })
@@ -274,7 +275,7 @@ t.test('PUT /plugin: status transitions and subscriptionId', async (t) => {
 t.test('PUT /plugin: name, description, parameters and filter rules', async (t) => {
   const h = await createTestApp(t)
   const { topicName } = await register(h, h.adminToken, { returnCommands: 'true', names: 'x' }, { name: 'p', description: 'd', parameters: { k: 1 } })
-  const put = (query: Record<string, string>): ReturnType<TestApp['request']> => h.request('PUT', '/plugin', { query: { topicName, ...query } })
+  const put = (query: Record<string, string>): Promise<TestResponse> => h.request('PUT', '/plugin', { query: { topicName, ...query } })
 
   t.equal((await put({ name: 'n2', description: 'd2', parameters: '{"z":1,"a":2}' })).status, 204)
   let view = await plugin(h, topicName)
@@ -324,7 +325,7 @@ t.test('PUT and DELETE /plugin: ownership between two users and an admin', async
   const missing = 'plugin_topic_00000000-0000-0000-0000-000000000000'
 
   for (const method of ['PUT', 'DELETE']) {
-    const query = method === 'PUT' ? { status: 'ACTIVE' } : {}
+    const query: Record<string, string> = method === 'PUT' ? { status: 'ACTIVE' } : {}
     const notOwned = await h.request(method, '/plugin', { token: b.accessToken, query: { topicName: pa.topicName, ...query } })
     t.same([notOwned.status, notOwned.body], [403, { error: 403, message: 'No access to plugin' }], `${method} not owned`)
     const clientMissing = await h.request(method, '/plugin', { token: b.accessToken, query: { topicName: missing, ...query } })
