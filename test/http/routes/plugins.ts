@@ -1,4 +1,5 @@
 import t from 'tap'
+import { buildServer } from '../../../lib/http/build-server.js'
 import { createTestApp } from '../../fixtures/app.js'
 import type { TestApp, TestResponse } from '../../fixtures/app.js'
 
@@ -388,4 +389,22 @@ t.test('plugin tokens: a locked owner or a deleted plugin ends them', async (t) 
   await h.store.users.update(a.user.id, { status: 1 })
   const locked = await h.request('GET', '/plugin', { token: p.accessToken })
   t.same([locked.status, locked.body], [401, { error: 401, message: 'Unauthorized' }])
+})
+
+t.test('proxyEndpoint follows /info, including a configured WebSocket URL and another base path', async (t) => {
+  const h = await createTestApp(t)
+  const fixed = await buildServer({ hub: h.hub, closeHub: false, webSocketUrl: 'wss://push.example/ws' })
+  const other = await buildServer({ hub: h.hub, closeHub: false, basePath: '/dh/rest' })
+  t.teardown(async () => {
+    await fixed.close()
+    await other.close()
+  })
+  const headers = { authorization: `Bearer ${h.adminToken}`, 'content-type': 'application/json', host: 'example.org' }
+  for (const [app, base, url] of [[fixed, '/api/rest', 'wss://push.example/ws'], [other, '/dh/rest', 'ws://example.org/dh/websocket']] as const) {
+    const info = await app.inject({ method: 'GET', url: `${base}/info`, headers: { host: 'example.org' } })
+    const res = await app.inject({ method: 'POST', url: `${base}/plugin`, headers, payload: '{"name":"p"}' })
+    t.equal(res.statusCode, 201)
+    t.equal(res.json().proxyEndpoint, url)
+    t.equal(info.json().webSocketServerUrl, url)
+  }
 })
