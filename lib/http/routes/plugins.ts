@@ -26,8 +26,9 @@ const ListQuery = Type.Object({
   userId: Type.Optional(IntegerId),
   sortField: Type.Optional(Type.String({ description: 'id or name' })),
   sortOrder: Type.Optional(Type.String({ description: 'ASC or DESC' })),
-  take: Type.Optional(Type.Integer({ minimum: 0 })),
-  skip: Type.Optional(Type.Integer({ minimum: 0 }))
+  // Bounded so that a huge value answers 400 rather than failing in the database.
+  take: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))
 })
 
 /** The subscription filter; parsed and validated by the service (CSV lists, `true`/`false`). */

@@ -223,7 +223,7 @@ t.test('GET /plugin and /plugin/count: ownership, filters, sorting, paging', asy
     t.same([badSort.status, badSort.body], [400, { error: 400, message: 'Invalid request parameters' }], path)
     const badOrder = await h.request('GET', path, { query: { sortOrder: 'up' } })
     t.same([badOrder.status, badOrder.body], [400, { error: 400, message: 'Unparseable sort order : up' }], path)
-    const badQueries: Array<Record<string, string | number>> = [{ status: 'ACTIVE' }, { status: 7 }, { take: -1 }, { skip: 'x' }, { userId: 'me' }]
+    const badQueries: Array<Record<string, string | number>> = [{ status: 'ACTIVE' }, { status: 7 }, { status: '1e30' }, { take: -1 }, { skip: 'x' }, { skip: '1e30' }, { skip: '99999999999999999999' }, { take: '1e30' }, { userId: 'me' }, { userId: '1e30' }]
     for (const query of badQueries) {
       const res = await h.request('GET', path, { query })
       t.same([res.status, res.body], [400, { error: 400, message: 'Invalid request parameters' }], `${path} ${JSON.stringify(query)}`)
