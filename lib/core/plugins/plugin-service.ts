@@ -98,7 +98,12 @@ export const PluginMessages = {
 const STATUS_NAMES: Record<PluginStatus, PluginStatusName> = { 0: 'ACTIVE', 1: 'INACTIVE', 2: 'CREATED' }
 const MAX_TEXT = 128
 
-/** A plugin record as the API shows it. */
+/**
+ * A plugin record as the API shows it: `status` as its name.
+ *
+ * @example
+ * pluginView(record).status // 'CREATED'
+ */
 export function pluginView (plugin: PluginRecord): PluginView {
   return {
     id: plugin.id,

@@ -36,6 +36,12 @@ export interface PluginTokenService {
 
 const NO_TOPIC = 'No permisions or invalid topic name'
 
+/**
+ * @example
+ * const tokens = createPluginTokenService(ctx)
+ * const pair = await tokens.createToken(principal, { tpc: topicName, a: [16], e: '2030-01-01T00:00:00.000' })
+ * await tokens.authenticateToken(pair.accessToken) // { a: [16], e: '2030-01-01T00:00:00.000', t: 1, tpc }
+ */
 export function createPluginTokenService (ctx: ServiceContext): PluginTokenService {
   const { store, clock, auth } = ctx
   return {

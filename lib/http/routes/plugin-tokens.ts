@@ -7,6 +7,7 @@ import type { App } from '../types.js'
 
 const TokenPair = Type.Object({ accessToken: Type.String(), refreshToken: Type.String() })
 
+/** Registered from routes/index.ts; `/token/plugin/authenticate` is public. */
 export function pluginTokenRoutes (app: App, hub: DeviceHub): void {
   app.post('/token/plugin/create', {
     config: { action: Action.ManagePlugin },

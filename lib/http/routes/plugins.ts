@@ -49,6 +49,7 @@ const Registration = Type.Object({
   topicName: Type.String()
 })
 
+/** Registered from routes/index.ts; `proxyEndpoint` comes from the shared WebSocket URL helper. */
 export function pluginRoutes (app: App, hub: DeviceHub): void {
   app.get('/plugin', {
     config: { action: Action.ManagePlugin },
