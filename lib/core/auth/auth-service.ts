@@ -60,6 +60,11 @@ export interface AuthService {
   authenticate(token: string): Promise<Principal>
   /** Issues a token pair with the default claims of a login, without a password (CLI, test rigs). */
   issueForUser(userId: number): Promise<TokenPair>
+  /**
+   * A plugin token pair for `tpc` carrying `a` (auth spec §2.4, §2.7): both tokens expire at
+   * `e` when given, else after the default access and refresh lifetimes.
+   */
+  issuePluginTokens(tpc: string, a: number[] | null, e?: number): TokenPair
   /** Signs a payload with this server's key (plugins reuse it). */
   sign(payload: TokenPayload): string
   decode(token: string): TokenPayload
@@ -137,6 +142,13 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
 
   return {
     sign: (payload) => jwt.sign(payload),
+    issuePluginTokens (tpc, a, e) {
+      const now = clock.now()
+      return {
+        accessToken: jwt.sign({ tpc, a, e: e ?? now + lifetimes.accessMs, t: TokenType.Access }),
+        refreshToken: jwt.sign({ tpc, a, e: e ?? now + lifetimes.refreshMs, t: TokenType.Refresh })
+      }
+    },
     decode: (token) => jwt.decode(token),
     verifyAccessToken,
 
@@ -173,6 +185,8 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
 
     async createTokens (principal, request) {
       requireAction(principal, A.ManageToken)
+      // A plugin token never mints user tokens, whatever actions its owner gave it.
+      if (principal.kind === 'plugin') throw forbidden()
       if (request === undefined) throw badRequest(Messages.objectIsNull)
       const userId = request.userId
       if (typeof userId !== 'number' || !Number.isSafeInteger(userId)) {

@@ -1,3 +1,5 @@
+import type { Page } from '../ports.js'
+
 export const PluginStatus = { ACTIVE: 0, INACTIVE: 1, CREATED: 2 } as const
 export type PluginStatus = (typeof PluginStatus)[keyof typeof PluginStatus]
 
@@ -13,7 +15,25 @@ export interface PluginRecord {
   parameters: Record<string, unknown> | null
 }
 
-// The plugins issue grows this interface (create, update, delete, list, count).
+/** `GET /plugin` filters after validation (auth spec §2.7). */
+export interface PluginFilter extends Page {
+  name?: string
+  namePattern?: string
+  topicName?: string
+  status?: PluginStatus
+  userId?: number
+  sortField?: 'id' | 'name'
+}
+
+export type PluginPatch = Partial<Pick<PluginRecord, 'name' | 'description' | 'filter' | 'status' | 'subscriptionId' | 'parameters'>>
+
 export interface PluginRepository {
   findByTopic(topicName: string): Promise<PluginRecord | undefined>
+  findById(id: number): Promise<PluginRecord | undefined>
+  insert(plugin: Omit<PluginRecord, 'id'>): Promise<number>
+  update(id: number, patch: PluginPatch): Promise<boolean>
+  delete(id: number): Promise<boolean>
+  /** Plugins owned by `ownerId` (`'all'` = any owner), filtered and paged. */
+  list(ownerId: number | 'all', filter: PluginFilter): Promise<PluginRecord[]>
+  count(ownerId: number | 'all', filter: PluginFilter): Promise<number>
 }

@@ -7,6 +7,7 @@ import { deviceTypeRoutes } from './device-types.js'
 import { deviceRoutes } from './devices.js'
 import { networkRoutes } from './networks.js'
 import { notificationRoutes } from './notifications.js'
+import { pluginTokenRoutes } from './plugin-tokens.js'
 import { pluginRoutes } from './plugins.js'
 import { tokenRoutes } from './tokens.js'
 import { userRoutes } from './users.js'
@@ -20,5 +21,6 @@ export const routeModules: ReadonlyArray<(app: App, hub: DeviceHub) => void> = [
   userRoutes,
   commandRoutes,
   notificationRoutes,
-  pluginRoutes
+  pluginRoutes,
+  pluginTokenRoutes
 ]

@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { Timestamp, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
+import { configureWebSocketUrl, webSocketServerUrl } from '../websocket-url.js'
 
 export interface InfoRouteOptions {
   /** REST base path, used to derive the WebSocket URL's context (`/api/rest` -> `/api/websocket`). */
@@ -14,7 +15,7 @@ export interface InfoRouteOptions {
 const WELCOME = 'The DeviceHive RESTful API is now running, please refer to documentation to get the list of available resources.'
 
 export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions): void {
-  const context = options.basePath.replace(/\/rest\/?$/, '')
+  configureWebSocketUrl(app, { basePath: options.basePath, override: options.webSocketUrl })
 
   app.get('/', {
     schema: { tags: ['info'], summary: 'Welcome text', response: { 200: Type.String(), ...errorResponses } }
@@ -34,12 +35,10 @@ export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions)
         ...errorResponses
       }
     }
-  }, async (request) => {
-    const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'wss' : 'ws'
-    const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
-    const webSocketServerUrl = options.webSocketUrl ?? `${scheme}://${String(host)}${context}/websocket`
-    return { ...hub.info.info(), webSocketServerUrl }
-  })
+  }, async (request) => ({
+    ...hub.info.info(),
+    webSocketServerUrl: webSocketServerUrl(app, request)
+  }))
 
   app.get('/info/cache', {
     schema: {

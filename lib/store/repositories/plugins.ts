@@ -1,16 +1,17 @@
-import type { Kysely } from 'kysely'
-import type { PluginRecord, PluginRepository, PluginStatus } from '../../core/plugins/plugin-ports.js'
-import { decodeJson } from '../codec.js'
+import type { Kysely, SelectQueryBuilder } from 'kysely'
+import type { PluginFilter, PluginRecord, PluginRepository, PluginStatus } from '../../core/plugins/plugin-ports.js'
+import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
+import { applyPage } from '../paging.js'
 
 export function toPluginRecord (row: { id: number, name: string, description: string | null, topic_name: string, filter: string, status: number, subscription_id: number | null, user_id: number, parameters: string | null }): PluginRecord {
   return {
-    id: row.id,
+    id: Number(row.id),
     name: row.name,
     description: row.description,
     topicName: row.topic_name,
     filter: row.filter,
-    status: row.status as PluginStatus,
+    status: Number(row.status) as PluginStatus,
     subscriptionId: row.subscription_id === null ? null : Number(row.subscription_id),
     userId: Number(row.user_id),
     parameters: decodeJson(row.parameters)
@@ -18,10 +19,67 @@ export function toPluginRecord (row: { id: number, name: string, description: st
 }
 
 export function createPluginRepository (db: Kysely<Database>): PluginRepository {
+  function filtered<O> (query: SelectQueryBuilder<Database, 'plugins', O>, ownerId: number | 'all', filter: PluginFilter): SelectQueryBuilder<Database, 'plugins', O> {
+    if (ownerId !== 'all') query = query.where('user_id', '=', ownerId)
+    if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId)
+    if (filter.name !== undefined) query = query.where('name', '=', filter.name)
+    if (filter.namePattern !== undefined) query = query.where('name', 'like', filter.namePattern)
+    if (filter.topicName !== undefined) query = query.where('topic_name', '=', filter.topicName)
+    if (filter.status !== undefined) query = query.where('status', '=', filter.status)
+    return query
+  }
+
   return {
     async findByTopic (topicName) {
       const row = await db.selectFrom('plugins').selectAll().where('topic_name', '=', topicName).executeTakeFirst()
       return row === undefined ? undefined : toPluginRecord(row)
+    },
+    async findById (id) {
+      const row = await db.selectFrom('plugins').selectAll().where('id', '=', id).executeTakeFirst()
+      return row === undefined ? undefined : toPluginRecord(row)
+    },
+    async insert (plugin) {
+      const row = await db.insertInto('plugins').values({
+        name: plugin.name,
+        description: plugin.description,
+        topic_name: plugin.topicName,
+        filter: plugin.filter,
+        status: plugin.status,
+        subscription_id: plugin.subscriptionId,
+        user_id: plugin.userId,
+        parameters: encodeJson(plugin.parameters)
+      }).returning('id').executeTakeFirstOrThrow()
+      return Number(row.id)
+    },
+    async update (id, patch) {
+      const values: { name?: string, description?: string | null, filter?: string, status?: number, subscription_id?: number | null, parameters?: string | null } = {}
+      if (patch.name !== undefined) values.name = patch.name
+      if (patch.description !== undefined) values.description = patch.description
+      if (patch.filter !== undefined) values.filter = patch.filter
+      if (patch.status !== undefined) values.status = patch.status
+      if (patch.subscriptionId !== undefined) values.subscription_id = patch.subscriptionId
+      if (patch.parameters !== undefined) values.parameters = encodeJson(patch.parameters)
+      if (Object.keys(values).length === 0) {
+        return (await db.selectFrom('plugins').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
+      }
+      const result = await db.updateTable('plugins').set(values).where('id', '=', id).executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    },
+    async delete (id) {
+      const result = await db.deleteFrom('plugins').where('id', '=', id).executeTakeFirst()
+      return result.numDeletedRows > 0n
+    },
+    async list (ownerId, filter) {
+      const order = filter.sortOrder === 'DESC' ? 'desc' : 'asc'
+      let query = filtered(db.selectFrom('plugins').selectAll(), ownerId, filter)
+      query = filter.sortField === 'name'
+        ? query.orderBy('name', order).orderBy('id', 'asc')
+        : query.orderBy('id', filter.sortField === 'id' ? order : 'asc')
+      return (await applyPage(query, filter).execute()).map(toPluginRecord)
+    },
+    async count (ownerId, filter) {
+      const row = await filtered(db.selectFrom('plugins').select((eb) => eb.fn.countAll<number>().as('count')), ownerId, filter).executeTakeFirstOrThrow()
+      return Number(row.count)
     }
   }
 }

@@ -1,0 +1,48 @@
+/** `POST /token/plugin/create`, `GET /token/plugin/authenticate` (auth spec §2.4, §2.5). */
+import { Type } from 'typebox'
+import { Action } from '../../core/auth/actions.js'
+import type { DeviceHub } from '../../core/devicehub.js'
+import { Timestamp, errorResponses } from '../schemas.js'
+import type { App } from '../types.js'
+
+const TokenPair = Type.Object({ accessToken: Type.String(), refreshToken: Type.String() })
+
+/** Registered from routes/index.ts; `/token/plugin/authenticate` is public. */
+export function pluginTokenRoutes (app: App, hub: DeviceHub): void {
+  app.post('/token/plugin/create', {
+    config: { action: Action.ManagePlugin },
+    schema: {
+      tags: ['token'],
+      summary: 'Mint a token pair for a plugin topic the caller owns (ManagePlugin)',
+      security: [{ bearer: [] }],
+      // Compact plugin payload keys; the body of /token/plugin/authenticate posts back unchanged.
+      body: Type.Object({
+        tpc: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        a: Type.Optional(Type.Union([Type.Array(Type.Integer()), Type.Null()])),
+        e: Type.Optional(Type.Union([Type.String(), Type.Integer(), Type.Null()])),
+        t: Type.Optional(Type.Unknown())
+      }),
+      response: { 201: TokenPair, ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const tokens = await hub.plugins.createToken(request.principal, request.body)
+    return reply.code(201).send(tokens)
+  })
+
+  app.get('/token/plugin/authenticate', {
+    schema: {
+      tags: ['token'],
+      summary: 'Validate a plugin access token and return its payload',
+      querystring: Type.Object({ token: Type.Optional(Type.String()) }),
+      response: {
+        200: Type.Object({
+          a: Type.Union([Type.Array(Type.Integer()), Type.Null()]),
+          e: Timestamp,
+          t: Type.Integer(),
+          tpc: Type.String()
+        }),
+        ...errorResponses
+      }
+    }
+  }, async (request) => hub.plugins.authenticateToken(request.query.token))
+}

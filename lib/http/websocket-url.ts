@@ -1,0 +1,37 @@
+/**
+ * This server's own WebSocket URL (auth spec §0, D8): `ws[s]://<host><context>/websocket`,
+ * where the context is the REST base without its trailing `/rest`. `/info` reports it as
+ * `webSocketServerUrl`; plugin registration reports the same URL as `proxyEndpoint`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+
+interface WebSocketUrlSettings {
+  basePath: string
+  override?: string
+}
+
+// Keyed by the encapsulated devicehub instance, so route modules that only receive `app`
+// report the same URL as `/info`, including a configured override.
+const settingsByApp = new WeakMap<object, WebSocketUrlSettings>()
+
+/** Records the REST base and the optional fixed URL for the routes of `app`. */
+export function configureWebSocketUrl (app: FastifyInstance, settings: WebSocketUrlSettings): void {
+  settingsByApp.set(app, settings)
+}
+
+/**
+ * The WebSocket URL as seen by the client of `request`.
+ *
+ * @example
+ * configureWebSocketUrl(app, { basePath: '/api/rest' })
+ * webSocketServerUrl(app, request) // 'ws://example.org:8080/api/websocket'
+ */
+export function webSocketServerUrl (app: FastifyInstance, request: FastifyRequest): string {
+  const settings = settingsByApp.get(app) ?? { basePath: app.prefix }
+  if (settings.override !== undefined) return settings.override
+  const context = settings.basePath.replace(/\/rest\/?$/, '')
+  // Behind a TLS-terminating proxy the client connects with wss.
+  const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'wss' : 'ws'
+  const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
+  return `${scheme}://${String(host)}${context}/websocket`
+}
