@@ -40,6 +40,8 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
     database.pragma('foreign_keys = ON')
     database.pragma('busy_timeout = 5000')
     database.pragma('synchronous = NORMAL')
+    // namePattern / loginPattern are case-sensitive LIKE patterns (spec §1.7), as on PostgreSQL.
+    database.pragma('case_sensitive_like = ON')
   } catch (error) {
     database.close()
     throw error
