@@ -5,6 +5,7 @@ import type { DeviceHub } from '../../core/devicehub.js'
 import { Messages } from '../../core/errors.js'
 import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
+import { nullableInput } from './networks.js'
 
 export const DeviceView = Type.Object({
   id: Type.String(),
@@ -30,13 +31,13 @@ const ListQuery = Type.Object({
   skip: Type.Optional(Type.Integer())
 })
 const IdParams = Type.Object({ id: Type.String() })
-const NullableId = Type.Union([IntegerId, Type.Null()])
+const NullableId = nullableInput('integer', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 const Body = Type.Object({
-  name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  name: Type.Optional(nullableInput('string')),
   data: Type.Optional(JsonObjectInput),
   networkId: Type.Optional(NullableId),
   deviceTypeId: Type.Optional(NullableId),
-  isBlocked: Type.Optional(Type.Union([Type.Boolean(), Type.Null()]))
+  isBlocked: Type.Optional(nullableInput('boolean'))
 })
 
 export function deviceRoutes (app: App, hub: DeviceHub): void {

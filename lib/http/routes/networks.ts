@@ -11,9 +11,22 @@ export const EmbeddedDevice = Type.Object({ id: Type.String(), name: Type.String
 const WithDevices = Type.Object({ id: Type.Integer(), name: Type.String(), description: NullableString, devices: Type.Array(EmbeddedDevice) })
 const Created = Type.Object({ id: Type.Integer() })
 const IdParams = Type.Object({ id: IntegerId })
+
+/**
+ * A nullable body field as one `type` array, not a union: Ajv's type coercion would turn a
+ * null into "" / 0 / false in the first branch of an `anyOf`, but leaves a value alone when
+ * its type is one of the listed ones.
+ *
+ * @example
+ * nullableInput('integer', { minimum: 0 }) // { type: ['integer', 'null'], minimum: 0 }
+ */
+export function nullableInput<T extends 'string' | 'integer' | 'boolean'> (type: T, extra: Record<string, unknown> = {}) {
+  return Type.Unsafe<(T extends 'string' ? string : T extends 'integer' ? number : boolean) | null>({ type: [type, 'null'], ...extra })
+}
+
 const Body = Type.Object({
-  name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  description: Type.Optional(Type.Union([Type.String(), Type.Null()]))
+  name: Type.Optional(nullableInput('string')),
+  description: Type.Optional(nullableInput('string'))
 })
 const Filter = {
   name: Type.Optional(Type.String()),

@@ -4,7 +4,7 @@ import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
-import { NamedEntityView } from './networks.js'
+import { NamedEntityView, nullableInput } from './networks.js'
 
 const userFields = {
   id: Type.Integer(),
@@ -38,11 +38,11 @@ const ListQuery = Type.Object({
   take: Type.Optional(Type.Integer()),
   skip: Type.Optional(Type.Integer())
 })
-const NullableInteger = Type.Union([Type.Integer(), Type.Null()])
-const NullableBoolean = Type.Union([Type.Boolean(), Type.Null()])
+const NullableInteger = nullableInput('integer')
+const NullableBoolean = nullableInput('boolean')
 const Body = Type.Object({
-  login: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  password: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  login: Type.Optional(nullableInput('string')),
+  password: Type.Optional(nullableInput('string')),
   role: Type.Optional(NullableInteger),
   status: Type.Optional(NullableInteger),
   data: Type.Optional(JsonObjectInput),
