@@ -1,7 +1,9 @@
 import t from 'tap'
 import { Action } from '../../../lib/core/auth/actions.js'
+import type { Store } from '../../../lib/core/ports.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { registry } from '../../fixtures/registry.js'
+import { openTestStore } from '../../fixtures/store.js'
 
 const SAMPLE = { id: 1, name: 'Sample Network', description: 'A DeviceHive Sample Network' }
 
@@ -97,15 +99,30 @@ t.test('renaming to a taken name is 403 with the duplicate message (R5)', async 
 })
 
 t.test('a store conflict on insert becomes the duplicate message', async (t) => {
-  const h = await createTestApp(t)
-  // Both requests pass the duplicate check before either inserts.
+  const real = await openTestStore(t)
+  // The real store, with the duplicate lookup slowed down so that both requests pass the
+  // check before either inserts: the unique constraint then decides.
+  const slowLookup = async (name: string) => {
+    const found = await real.networks.findByName(name)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    return found
+  }
+  const store: Store = Object.assign(Object.create(real) as Store, { networks: { ...real.networks, findByName: slowLookup } })
+  const h = await createTestApp(t, { store })
   const [a, b] = await Promise.all([
     h.request('POST', '/network', { body: { name: 'Race' } }),
     h.request('POST', '/network', { body: { name: 'Race' } })
   ])
   t.same([a.status, b.status].sort(), [201, 403])
   const loser = a.status === 403 ? a : b
-  t.equal(loser.body.message, 'Network cannot be created. Network with such name already exists')
+  t.same(loser.body, { error: 403, message: 'Network cannot be created. Network with such name already exists' })
+  t.same((await h.request('GET', '/network/count?name=Race')).body, { count: 1 })
+  const id = await registry(h).network('Other')
+  const renames = await Promise.all([
+    h.request('PUT', `/network/${id}`, { body: { name: 'Race 2' } }),
+    h.request('PUT', '/network/1', { body: { name: 'Race 2' } })
+  ])
+  t.same(renames.map((r) => r.status).sort(), [204, 403], 'renames race the same way (R5)')
 })
 
 t.test('filters, sorting, paging and counts agree', async (t) => {

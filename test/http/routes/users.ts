@@ -1,7 +1,9 @@
 import t from 'tap'
 import { Action } from '../../../lib/core/auth/actions.js'
+import type { Store } from '../../../lib/core/ports.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { registry } from '../../fixtures/registry.js'
+import { openTestStore } from '../../fixtures/store.js'
 
 const SECRET_FIELDS = /passwordHash|password|loginAttempts|scrypt\$/
 
@@ -237,4 +239,20 @@ t.test('user endpoints refuse callers without ManageUser', async (t) => {
   const nothing = h.sign({ u: client.user.id, a: null, n: null, dt: null, e: Date.now() + 60_000, t: 1 })
   t.same((await h.request('GET', '/user/current', { token: nothing })).body, { error: 403, message: 'Access is denied' })
   t.same((await h.request('PUT', '/user/current', { token: nothing, body: {} })).body, { error: 403, message: 'Access is denied' })
+})
+
+t.test('a login taken concurrently answers the duplicate message, not 409', async (t) => {
+  const real = await openTestStore(t)
+  const slowLookup = async (login: string) => {
+    const found = await real.users.findByLogin(login)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    return found
+  }
+  const store: Store = Object.assign(Object.create(real) as Store, { users: { ...real.users, findByLogin: slowLookup } })
+  const h = await createTestApp(t, { store })
+  const body = { login: 'twin', password: 'secret-1', role: 1 }
+  const both = await Promise.all([h.request('POST', '/user', { body }), h.request('POST', '/user', { body })])
+  t.same(both.map((r) => r.status).sort(), [201, 403])
+  t.same(both.find((r) => r.status === 403)?.body, { error: 403, message: 'User with such login already exists. Please, select another one' })
+  t.same((await h.request('GET', '/user/count?login=twin')).body, { count: 1 })
 })
