@@ -17,7 +17,7 @@ export const DeviceView = Type.Object({
 })
 const Filter = {
   name: Type.Optional(Type.String()),
-  namePattern: Type.Optional(Type.String()),
+  namePattern: Type.Optional(Type.String({ maxLength: 1000 })),
   networkId: Type.Optional(IntegerId),
   networkName: Type.Optional(Type.String()),
   deviceTypeId: Type.Optional(IntegerId),

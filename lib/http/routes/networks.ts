@@ -30,7 +30,7 @@ const Body = Type.Object({
 })
 const Filter = {
   name: Type.Optional(Type.String()),
-  namePattern: Type.Optional(Type.String())
+  namePattern: Type.Optional(Type.String({ maxLength: 1000 }))
 }
 const ListQuery = Type.Object({
   ...Filter,

@@ -27,7 +27,7 @@ const UserCreated = Type.Object({
 })
 const Filter = {
   login: Type.Optional(Type.String()),
-  loginPattern: Type.Optional(Type.String()),
+  loginPattern: Type.Optional(Type.String({ maxLength: 1000 })),
   role: Type.Optional(Type.Integer()),
   status: Type.Optional(Type.Integer())
 }

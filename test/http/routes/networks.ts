@@ -186,3 +186,51 @@ t.test('delete refuses while devices remain, force cascades (§8)', async (t) =>
   t.same(await h.store.users.networkIds(client.user.id), [], 'user assignments removed')
   t.ok(await h.store.users.findById(client.user.id), 'the user is kept')
 })
+
+t.test('huge and odd input is refused or harmless, never a 500', async (t) => {
+  const h = await createTestApp(t)
+  const r = registry(h)
+  const before = await r.snapshot()
+  const huge = 'n'.repeat(100_000)
+  const post = await h.request('POST', '/network', { body: { name: huge } })
+  t.equal(post.status, 400)
+  t.match(post.body.message, /^Error! Make sure, that the passed object is correct and properly structured\. Validation failed: /)
+  t.equal((await h.request('PUT', '/network/1', { body: { name: huge } })).status, 400)
+  t.same((await h.request('PUT', '/network/1', { body: { name: '' } })).body.error, 400)
+  t.same((await h.request('PUT', '/network/1', { body: { name: 5 } })).status, 204, 'numbers are read as text, as Java does')
+  t.equal((await h.request('GET', '/network/1')).body.name, '5')
+  await h.request('PUT', '/network/1', { body: { name: 'Sample Network' } })
+  for (const query of [`?name=${'q'.repeat(5000)}`, `?namePattern=${'_'.repeat(1000)}`, '?name=%27%3B%20DROP%20TABLE%20networks%3B--', '?namePattern=%5C']) {
+    const res = await h.request('GET', `/network${query}`)
+    t.same([res.status, res.body], [200, []], query.slice(0, 40))
+    t.same((await h.request('GET', `/network/count${query}`)).body, { count: 0 })
+  }
+  // SQLite refuses LIKE patterns over 50,000 bytes; patterns are bounded well before that.
+  for (const path of ['/network', '/network/count', '/devicetype', '/device', '/device/count', '/user', '/user/count']) {
+    const param = path.startsWith('/user') ? 'loginPattern' : 'namePattern'
+    t.same((await h.request('GET', `${path}?${param}=${'%25'.repeat(60_000)}`)).body, { error: 400, message: 'Invalid request parameters' }, `${path} huge pattern`)
+  }
+  t.same((await h.request('GET', '/network?take=1.5')).status, 400)
+  t.same((await h.request('GET', '/network?force=yes')).status, 200, 'unknown query parameters are ignored')
+  t.same((await h.request('DELETE', '/network/1?force=maybe')).body, { error: 400, message: 'Invalid request parameters' })
+  t.same((await h.request('POST', '/network', { payload: 'not json' })).body, { error: 400, message: 'Invalid request parameters' })
+  t.same((await h.request('POST', '/network', { payload: '"a string"' })).body, { error: 400, message: 'Invalid request parameters' })
+  t.same(await r.snapshot(), before, 'nothing changed')
+})
+
+t.test('device and user lists are capped by maxTake too (R10)', async (t) => {
+  const h = await createTestApp(t, { limits: { maxTake: 2 } })
+  const r = registry(h)
+  for (const id of ['c1', 'c2', 'c3']) await r.device(id)
+  t.same((await h.request('GET', '/device')).body.map((d: { id: string }) => d.id), ['c1', 'c2'])
+  t.same((await h.request('GET', '/device?take=10&skip=1')).body.map((d: { id: string }) => d.id), ['c2', 'c3'])
+  t.same((await h.request('GET', '/device/count')).body, { count: 3 })
+  await h.createUser({})
+  await h.createUser({})
+  t.equal((await h.request('GET', '/user?take=100')).body.length, 2)
+  t.same((await h.request('GET', '/user/count')).body, { count: 3 })
+  await r.deviceType('t2')
+  await r.deviceType('t3')
+  t.equal((await h.request('GET', '/devicetype')).body.length, 2)
+  t.same((await h.request('GET', '/devicetype/count')).body, { count: 3 })
+})
