@@ -1,9 +1,15 @@
+/** Device types (spec §5.7): the shared named-entity rules with the device-type texts and scope. */
 import type { ServiceContext } from '../context.js'
+import type { NamedEntityService } from '../networks/named-entity-service.js'
+import { DeviceTypeKind, createNamedEntityService } from '../networks/named-entity-service.js'
 
-// Grown by its issue; the foundation only wires it into createDeviceHub.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface DeviceTypeService {}
+export type DeviceTypeService = NamedEntityService
 
-export function createDeviceTypeService (_ctx: ServiceContext): DeviceTypeService {
-  return {}
+/**
+ * @example
+ * const deviceTypes = createDeviceTypeService(ctx)
+ * await deviceTypes.create(principal, { name: 'Sensors' })
+ */
+export function createDeviceTypeService (ctx: ServiceContext): DeviceTypeService {
+  return createNamedEntityService(ctx, DeviceTypeKind)
 }

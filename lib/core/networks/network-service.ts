@@ -1,9 +1,15 @@
+/** Networks (spec §5.6): the shared named-entity rules with the network texts and scope. */
 import type { ServiceContext } from '../context.js'
+import type { NamedEntityService } from './named-entity-service.js'
+import { NetworkKind, createNamedEntityService } from './named-entity-service.js'
 
-// Grown by its issue; the foundation only wires it into createDeviceHub.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface NetworkService {}
+export type NetworkService = NamedEntityService
 
-export function createNetworkService (_ctx: ServiceContext): NetworkService {
-  return {}
+/**
+ * @example
+ * const networks = createNetworkService(ctx)
+ * await networks.list(principal, { namePattern: 'Lab%' })
+ */
+export function createNetworkService (ctx: ServiceContext): NetworkService {
+  return createNamedEntityService(ctx, NetworkKind)
 }

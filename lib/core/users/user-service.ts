@@ -1,9 +1,391 @@
+/**
+ * Users (spec §5.8-§5.10, auth spec §4.5 with D1 and D7): lists and counts for ManageUser,
+ * reads with the user's networks, create and update with the contract's field rules, and the
+ * user <-> network and user <-> device-type links. Password hashes and login counters never
+ * leave this file: every answer goes through a view.
+ */
+import { Action } from '../auth/actions.js'
+import { requireAction, scopeAllowsDeviceType, scopeAllowsNetwork } from '../auth/permissions.js'
+import type { Principal } from '../auth/principal.js'
+import { hashPassword } from '../auth/passwords.js'
 import type { ServiceContext } from '../context.js'
+import { DeviceHubError, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
+import type { ListQueryInput } from '../networks/list-query.js'
+import { parseListQuery } from '../networks/list-query.js'
+import type { NamedEntityView } from '../networks/named-entity-service.js'
+import { toNamedEntityView } from '../networks/named-entity-service.js'
+import type { JsonObject } from '../ports.js'
+import { formatNullableTimestamp } from '../time.js'
+import { jsonObjectOrNull, requireBody, validationMessage } from '../validation.js'
+import type { UserFilter, UserPatch, UserRecord } from './user-ports.js'
+import { UserRole, UserStatus } from './user-ports.js'
 
-// Grown by its issue; the foundation only wires it into createDeviceHub.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface UserService {}
+export interface UserListView {
+  id: number
+  login: string
+  role: number
+  status: number
+  lastLogin: string | null
+  data: JsonObject | null
+  introReviewed: boolean
+  allDeviceTypesAvailable: boolean
+}
 
-export function createUserService (_ctx: ServiceContext): UserService {
-  return {}
+export interface UserView extends UserListView {
+  networks: NamedEntityView[]
+}
+
+export interface UserCreatedView {
+  id: number
+  lastLogin: string | null
+  data: JsonObject | null
+  introReviewed: boolean
+  allDeviceTypesAvailable: boolean
+}
+
+export interface UserListInput extends ListQueryInput {
+  login?: string
+  loginPattern?: string
+  role?: number
+  status?: number
+}
+
+export interface UserBody {
+  login?: unknown
+  password?: unknown
+  role?: unknown
+  status?: unknown
+  data?: unknown
+  introReviewed?: unknown
+  allDeviceTypesAvailable?: unknown
+}
+
+export interface UserService {
+  list(principal: Principal | undefined, input: UserListInput): Promise<UserListView[]>
+  count(principal: Principal | undefined, input: UserListInput): Promise<{ count: number }>
+  get(principal: Principal | undefined, id: number): Promise<UserView>
+  current(principal: Principal | undefined): Promise<UserView>
+  create(principal: Principal | undefined, body: UserBody | undefined): Promise<UserCreatedView>
+  update(principal: Principal | undefined, id: number, body: UserBody | undefined): Promise<void>
+  updateCurrent(principal: Principal | undefined, body: UserBody | undefined): Promise<void>
+  delete(principal: Principal | undefined, id: number): Promise<void>
+  getNetwork(principal: Principal | undefined, userId: number, networkId: number): Promise<{ network: NamedEntityView }>
+  assignNetwork(principal: Principal | undefined, userId: number, networkId: number): Promise<void>
+  unassignNetwork(principal: Principal | undefined, userId: number, networkId: number): Promise<void>
+  listDeviceTypes(principal: Principal | undefined, userId: number): Promise<NamedEntityView[]>
+  getDeviceType(principal: Principal | undefined, userId: number, deviceTypeId: number): Promise<{ deviceType: NamedEntityView }>
+  assignDeviceType(principal: Principal | undefined, userId: number, deviceTypeId: number): Promise<void>
+  unassignDeviceType(principal: Principal | undefined, userId: number, deviceTypeId: number): Promise<void>
+  allowAllDeviceTypes(principal: Principal | undefined, userId: number): Promise<void>
+  disallowAllDeviceTypes(principal: Principal | undefined, userId: number): Promise<void>
+}
+
+export const UserMessages = {
+  login: 'Field cannot be empty. The length of login should be from 3 to 128 symbols.',
+  password: 'Password can contain only from 6 to 128 symbols!',
+  role: 'User role is invalid or empty',
+  status: 'Invalid user status',
+  duplicate: 'User with such login already exists. Please, select another one',
+  adminRequired: 'Admin permissions required for this action',
+  deleteSelf: 'You can not delete a user or access key that you use to authenticate this request',
+  currentMissing: 'Can not get current user.',
+  allDeviceTypes: 'Cannot assign device type to user with all device types allowed'
+} as const
+
+const SORT_FIELDS = { id: 'id', login: 'login' } as const
+
+export function userNotFound (id: number): DeviceHubError {
+  return notFound(`User with id = ${id} not found`)
+}
+
+export function toUserListView (user: UserRecord): UserListView {
+  return {
+    id: user.id,
+    login: user.login,
+    role: user.role,
+    status: user.status,
+    lastLogin: formatNullableTimestamp(user.lastLogin),
+    data: user.data,
+    introReviewed: user.introReviewed,
+    allDeviceTypesAvailable: user.allDeviceTypesAvailable
+  }
+}
+
+function filterOf (input: UserListInput): UserFilter {
+  const filter: UserFilter = {}
+  if (input.login !== undefined) filter.login = input.login
+  if (input.loginPattern !== undefined) filter.loginPattern = input.loginPattern
+  if (input.role !== undefined) filter.role = input.role
+  if (input.status !== undefined) filter.status = input.status
+  return filter
+}
+
+function checkLogin (value: unknown): string {
+  if (value === undefined || value === null) {
+    throw badRequest(validationMessage([{ property: 'login', value: null, message: UserMessages.login }]))
+  }
+  const login = typeof value === 'string' ? value.trim() : ''
+  if (login.length < 3 || login.length > 128) throw badRequest(UserMessages.login)
+  return login
+}
+
+function checkPassword (value: unknown): string {
+  if (typeof value !== 'string' || value.length < 6 || value.length > 128) throw badRequest(UserMessages.password)
+  return value
+}
+
+function checkRole (value: unknown): UserRole {
+  if (value === undefined || value === null) throw badRequest(UserMessages.role)
+  if (value !== UserRole.Administrator && value !== UserRole.Client) {
+    throw badRequest(validationMessage([{ property: 'role', value, message: UserMessages.role }]))
+  }
+  return value
+}
+
+function checkStatus (value: unknown): UserStatus {
+  if (value !== UserStatus.Active && value !== UserStatus.LockedOut && value !== UserStatus.Disabled) throw badRequest(UserMessages.status)
+  return value
+}
+
+function optionalBoolean (value: unknown): boolean | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'boolean') throw badRequest()
+  return value
+}
+
+/** The user a principal acts as; plugins and the system principal have none here (401). */
+function callerUser (principal: Principal): UserRecord {
+  if (principal.kind !== 'user') throw unauthorized()
+  return principal.user
+}
+
+function callerId (principal: Principal): number | undefined {
+  return principal.kind === 'user' ? principal.user.id : principal.kind === 'plugin' ? principal.owner.id : undefined
+}
+
+/**
+ * @example
+ * const users = createUserService(ctx)
+ * const { id } = await users.create(principal, { login: 'alice', password: 'secret-1', role: 1 })
+ */
+export function createUserService (ctx: ServiceContext): UserService {
+  const { store } = ctx
+
+  async function loadUser (id: number): Promise<UserRecord> {
+    const user = await store.users.findById(id)
+    if (user === undefined) throw userNotFound(id)
+    return user
+  }
+
+  /** The user's networks, as far as the caller may see them (no other network leaks). */
+  async function view (principal: Principal, user: UserRecord): Promise<UserView> {
+    const assigned = (await store.users.networkIds(user.id)).filter((id) => scopeAllowsNetwork(principal.scope, id))
+    const networks = assigned.length === 0 ? [] : await store.networks.list(assigned, {})
+    return { ...toUserListView(user), networks: networks.map(toNamedEntityView) }
+  }
+
+  function rethrowConflict (error: unknown): never {
+    if (error instanceof DeviceHubError && error.code === 'CONFLICT') throw forbidden(UserMessages.duplicate)
+    throw error
+  }
+
+  async function refuseDuplicate (login: string, exceptId?: number): Promise<void> {
+    const existing = await store.users.findByLogin(login)
+    if (existing !== undefined && existing.id !== exceptId) throw forbidden(UserMessages.duplicate)
+  }
+
+  /** The shared update of `PUT /user/{id}` and `PUT /user/current` (§5.8). */
+  async function applyUpdate (principal: Principal, target: UserRecord, body: UserBody | undefined): Promise<void> {
+    if (body === undefined || body === null) return
+    const self = callerId(principal) === target.id
+    if (!principal.isAdmin) {
+      // D1: no promotion to admin, no password change for someone else.
+      if (body.role === UserRole.Administrator) throw forbidden()
+      if (!self && body.password !== undefined && body.password !== null && body.password !== '') throw forbidden()
+      if (body.login !== undefined || body.status !== undefined || body.role !== undefined) throw forbidden(UserMessages.adminRequired)
+    }
+    const patch: UserPatch = {}
+    if (body.login !== undefined && body.login !== null) {
+      patch.login = checkLogin(body.login)
+      await refuseDuplicate(patch.login, target.id)
+    }
+    if (body.password !== undefined && body.password !== null && body.password !== '') {
+      patch.passwordHash = await hashPassword(checkPassword(body.password))
+    }
+    if (body.role !== undefined && body.role !== null) patch.role = checkRole(body.role)
+    if (body.status !== undefined && body.status !== null) patch.status = checkStatus(body.status)
+    // data is always replaced: absent or null clears it (§5.8).
+    patch.data = jsonObjectOrNull(body.data) ?? null
+    const introReviewed = optionalBoolean(body.introReviewed)
+    if (introReviewed !== undefined) patch.introReviewed = introReviewed
+    try {
+      if (!(await store.users.update(target.id, patch))) throw userNotFound(target.id)
+    } catch (error) {
+      rethrowConflict(error)
+    }
+  }
+
+  /** Loads a network the caller may see, else the plain not-found text (D7). */
+  async function loadNetwork (principal: Principal, networkId: number): Promise<NamedEntityView> {
+    const row = scopeAllowsNetwork(principal.scope, networkId) ? await store.networks.findById(networkId) : undefined
+    if (row === undefined) throw notFound(`Network with id = ${networkId} not found`)
+    return toNamedEntityView(row)
+  }
+
+  async function loadDeviceType (principal: Principal, deviceTypeId: number): Promise<NamedEntityView> {
+    const row = scopeAllowsDeviceType(principal.scope, deviceTypeId) ? await store.deviceTypes.findById(deviceTypeId) : undefined
+    if (row === undefined) throw notFound(`Device type with id = ${deviceTypeId} not found`)
+    return toNamedEntityView(row)
+  }
+
+  return {
+    async list (principal, input) {
+      requireAction(principal, Action.ManageUser)
+      const page = parseListQuery(input, SORT_FIELDS, ctx.limits.maxTake)
+      return (await store.users.list({ ...filterOf(input), ...page })).map(toUserListView)
+    },
+
+    async count (principal, input) {
+      requireAction(principal, Action.ManageUser)
+      return { count: await store.users.count(filterOf(input)) }
+    },
+
+    async get (principal, id) {
+      requireAction(principal, Action.ManageUser)
+      // A client may read only itself; another id is refused as 403 with the not-found text (D7).
+      if (!principal.isAdmin && callerId(principal) !== id) throw forbidden(`User with id = ${id} not found`)
+      return view(principal, await loadUser(id))
+    },
+
+    async current (principal) {
+      requireAction(principal, Action.GetCurrentUser)
+      const user = await store.users.findById(callerUser(principal).id)
+      if (user === undefined) throw new DeviceHubError('CONFLICT', UserMessages.currentMissing)
+      return view(principal, user)
+    },
+
+    async create (principal, body) {
+      requireAction(principal, Action.ManageUser)
+      const input = requireBody(body)
+      const login = checkLogin(input.login)
+      const role = checkRole(input.role)
+      const status = input.status === undefined || input.status === null ? UserStatus.Active : checkStatus(input.status)
+      // D1: only admins create admins.
+      if (role === UserRole.Administrator && !principal.isAdmin) throw forbidden()
+      await refuseDuplicate(login)
+      const password = checkPassword(input.password)
+      const data = jsonObjectOrNull(input.data) ?? null
+      const introReviewed = optionalBoolean(input.introReviewed) ?? false
+      const allDeviceTypesAvailable = optionalBoolean(input.allDeviceTypesAvailable) ?? true
+      let id: number
+      try {
+        id = await store.users.insert({ login, passwordHash: await hashPassword(password), role, status, data, introReviewed, allDeviceTypesAvailable })
+      } catch (error) {
+        rethrowConflict(error)
+      }
+      return { id, lastLogin: null, data, introReviewed, allDeviceTypesAvailable }
+    },
+
+    async update (principal, id, body) {
+      requireAction(principal, Action.ManageUser)
+      await applyUpdate(principal, await loadUser(id), body)
+    },
+
+    async updateCurrent (principal, body) {
+      requireAction(principal, Action.UpdateCurrentUser)
+      const user = await store.users.findById(callerUser(principal).id)
+      if (user === undefined) throw new DeviceHubError('CONFLICT', UserMessages.currentMissing)
+      await applyUpdate(principal, user, body)
+    },
+
+    async delete (principal, id) {
+      requireAction(principal, Action.ManageUser)
+      if (callerId(principal) === id) throw forbidden(UserMessages.deleteSelf)
+      // Assignments go with the user (ON DELETE CASCADE, §8).
+      if (!(await store.users.delete(id))) throw userNotFound(id)
+    },
+
+    async getNetwork (principal, userId, networkId) {
+      requireAction(principal, Action.GetNetwork)
+      await loadUser(userId)
+      const missing = notFound(`Network with id ${networkId} for user with id ${userId} was not found`)
+      if (!scopeAllowsNetwork(principal.scope, networkId)) throw missing
+      if (!(await store.users.networkIds(userId)).includes(networkId)) throw missing
+      const network = await store.networks.findById(networkId)
+      if (network === undefined) throw missing
+      return { network: toNamedEntityView(network) }
+    },
+
+    async assignNetwork (principal, userId, networkId) {
+      requireAction(principal, Action.ManageNetwork)
+      await loadUser(userId)
+      await loadNetwork(principal, networkId)
+      await store.users.assignNetwork(userId, networkId)
+    },
+
+    async unassignNetwork (principal, userId, networkId) {
+      requireAction(principal, Action.ManageNetwork)
+      await loadUser(userId)
+      await loadNetwork(principal, networkId)
+      await store.users.unassignNetwork(userId, networkId)
+    },
+
+    async listDeviceTypes (principal, userId) {
+      requireAction(principal, Action.ManageDeviceType)
+      const user = await loadUser(userId)
+      const scope = principal.scope.deviceTypeIds
+      let ids: 'all' | readonly number[]
+      if (user.allDeviceTypesAvailable) ids = scope
+      else ids = (await store.users.deviceTypeIds(userId)).filter((id) => scopeAllowsDeviceType(principal.scope, id))
+      if (ids !== 'all' && ids.length === 0) return []
+      return (await store.deviceTypes.list(ids, { take: ctx.limits.maxTake })).map(toNamedEntityView)
+    },
+
+    async getDeviceType (principal, userId, deviceTypeId) {
+      requireAction(principal, Action.GetDeviceType)
+      const user = await loadUser(userId)
+      const missing = notFound(`Device type with id ${deviceTypeId} for user with id ${userId} not found`)
+      if (!scopeAllowsDeviceType(principal.scope, deviceTypeId)) throw missing
+      if (!user.allDeviceTypesAvailable && !(await store.users.deviceTypeIds(userId)).includes(deviceTypeId)) throw missing
+      const deviceType = await store.deviceTypes.findById(deviceTypeId)
+      if (deviceType === undefined) throw missing
+      return { deviceType: toNamedEntityView(deviceType) }
+    },
+
+    async assignDeviceType (principal, userId, deviceTypeId) {
+      requireAction(principal, Action.ManageDeviceType)
+      const user = await loadUser(userId)
+      if (user.allDeviceTypesAvailable) throw forbidden(UserMessages.allDeviceTypes)
+      await loadDeviceType(principal, deviceTypeId)
+      await store.users.assignDeviceType(userId, deviceTypeId)
+    },
+
+    async unassignDeviceType (principal, userId, deviceTypeId) {
+      requireAction(principal, Action.ManageDeviceType)
+      const user = await loadUser(userId)
+      if (user.allDeviceTypesAvailable) throw forbidden(UserMessages.allDeviceTypes)
+      await loadDeviceType(principal, deviceTypeId)
+      await store.users.unassignDeviceType(userId, deviceTypeId)
+    },
+
+    async allowAllDeviceTypes (principal, userId) {
+      requireAction(principal, Action.ManageDeviceType)
+      await loadUser(userId)
+      // Like D1: nobody grants more device types than they hold themselves.
+      if (principal.scope.deviceTypeIds !== 'all') throw forbidden()
+      await store.transaction(async (tx) => {
+        await tx.users.update(userId, { allDeviceTypesAvailable: true })
+        await tx.users.unassignAllDeviceTypes(userId)
+      })
+    },
+
+    async disallowAllDeviceTypes (principal, userId) {
+      requireAction(principal, Action.ManageDeviceType)
+      await loadUser(userId)
+      await store.transaction(async (tx) => {
+        await tx.users.update(userId, { allDeviceTypesAvailable: false })
+        await tx.users.unassignAllDeviceTypes(userId)
+      })
+    }
+  }
 }

@@ -1,5 +1,9 @@
+/** `/devicetype` (spec §5.7): the network routes with the device-type service and actions. */
+import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import type { App } from '../types.js'
+import { namedEntityRoutes } from './networks.js'
 
-// Grown by its issue; registered from routes/index.ts.
-export function deviceTypeRoutes (_app: App, _hub: DeviceHub): void {}
+export function deviceTypeRoutes (app: App, hub: DeviceHub): void {
+  namedEntityRoutes(app, hub.deviceTypes, { path: '/devicetype', tag: 'devicetype', getAction: Action.GetDeviceType, manageAction: Action.ManageDeviceType })
+}

@@ -1,5 +1,76 @@
+/** `/device` list, count, get, register (PUT) and delete (spec §5.1-§5.5). */
+import { Type } from 'typebox'
+import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { Messages } from '../../core/errors.js'
+import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
+import { nullableInput } from './networks.js'
 
-// Grown by its issue; registered from routes/index.ts.
-export function deviceRoutes (_app: App, _hub: DeviceHub): void {}
+export const DeviceView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  data: JsonObjectOrNull,
+  networkId: Type.Integer(),
+  deviceTypeId: Type.Integer(),
+  isBlocked: Type.Boolean()
+})
+const Filter = {
+  name: Type.Optional(Type.String()),
+  namePattern: Type.Optional(Type.String({ maxLength: 1000 })),
+  networkId: Type.Optional(IntegerId),
+  networkName: Type.Optional(Type.String()),
+  deviceTypeId: Type.Optional(IntegerId),
+  deviceTypeName: Type.Optional(Type.String())
+}
+const ListQuery = Type.Object({
+  ...Filter,
+  sortField: Type.Optional(Type.String()),
+  sortOrder: Type.Optional(Type.String()),
+  take: Type.Optional(Type.Integer()),
+  skip: Type.Optional(Type.Integer())
+})
+const IdParams = Type.Object({ id: Type.String() })
+const NullableId = nullableInput('integer', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
+const Body = Type.Object({
+  name: Type.Optional(nullableInput('string')),
+  data: Type.Optional(JsonObjectInput),
+  networkId: Type.Optional(NullableId),
+  deviceTypeId: Type.Optional(NullableId),
+  isBlocked: Type.Optional(nullableInput('boolean'))
+})
+
+export function deviceRoutes (app: App, hub: DeviceHub): void {
+  const security = [{ bearer: [] }]
+
+  app.get('/device', {
+    config: { action: Action.GetDevice },
+    schema: { tags: ['device'], summary: 'List devices in scope', security, querystring: ListQuery, response: { 200: Type.Array(DeviceView), ...errorResponses } }
+  }, async (request) => hub.devices.list(request.principal, request.query))
+
+  app.get('/device/count', {
+    config: { action: Action.GetDevice },
+    schema: { tags: ['device'], summary: 'Count devices in scope', security, querystring: Type.Object(Filter), response: { 200: Count, ...errorResponses } }
+  }, async (request) => hub.devices.count(request.principal, request.query))
+
+  app.get('/device/:id', {
+    config: { action: Action.GetDevice },
+    schema: { tags: ['device'], summary: 'Read a device', security, params: IdParams, response: { 200: DeviceView, ...errorResponses } }
+  }, async (request) => hub.devices.get(request.principal, request.params.id))
+
+  app.put('/device/:id', {
+    config: { action: Action.RegisterDevice, validationMessages: { '/data': Messages.notJsonObject } },
+    schema: { tags: ['device'], summary: 'Register or update a device', security, params: IdParams, body: Body, response: { 204: Type.Null(), ...errorResponses } }
+  }, async (request, reply) => {
+    await hub.devices.register(request.principal, request.params.id, request.body)
+    return reply.code(204).send(null)
+  })
+
+  app.delete('/device/:id', {
+    config: { action: Action.RegisterDevice },
+    schema: { tags: ['device'], summary: 'Delete a device', security, params: IdParams, response: { 204: Type.Null(), ...errorResponses } }
+  }, async (request, reply) => {
+    await hub.devices.delete(request.principal, request.params.id)
+    return reply.code(204).send(null)
+  })
+}

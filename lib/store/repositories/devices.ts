@@ -1,7 +1,9 @@
-import type { Kysely } from 'kysely'
-import type { DeviceRecord, DeviceRepository } from '../../core/devices/device-ports.js'
+import type { Kysely, SelectQueryBuilder, Updateable } from 'kysely'
+import type { DeviceFilter, DevicePatch, DeviceRecord, DeviceRepository } from '../../core/devices/device-ports.js'
+import type { DataScope } from '../../core/ports.js'
 import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
-import type { Database } from '../database.js'
+import type { Database, DevicesTable } from '../database.js'
+import { applyPage } from '../paging.js'
 
 export function toDeviceRecord (row: { device_id: string, name: string, data: string | null, network_id: number, device_type_id: number, is_blocked: number }): DeviceRecord {
   return {
@@ -13,6 +15,37 @@ export function toDeviceRecord (row: { device_id: string, name: string, data: st
     isBlocked: decodeBool(row.is_blocked)
   }
 }
+
+function toRow (patch: DevicePatch): Updateable<DevicesTable> {
+  const row: Updateable<DevicesTable> = {}
+  if (patch.name !== undefined) row.name = patch.name
+  if (patch.data !== undefined) row.data = encodeJson(patch.data)
+  if (patch.networkId !== undefined) row.network_id = patch.networkId
+  if (patch.deviceTypeId !== undefined) row.device_type_id = patch.deviceTypeId
+  if (patch.isBlocked !== undefined) row.is_blocked = encodeBool(patch.isBlocked)
+  return row
+}
+
+function filtered<O> (query: SelectQueryBuilder<Database, 'devices', O>, scope: DataScope, filter: DeviceFilter): SelectQueryBuilder<Database, 'devices', O> {
+  // An empty id list matches nothing; -1 is never an id.
+  if (scope.networkIds !== 'all') query = query.where('network_id', 'in', scope.networkIds.length === 0 ? [-1] : [...scope.networkIds])
+  if (scope.deviceTypeIds !== 'all') query = query.where('device_type_id', 'in', scope.deviceTypeIds.length === 0 ? [-1] : [...scope.deviceTypeIds])
+  if (filter.name !== undefined) query = query.where('name', '=', filter.name)
+  if (filter.namePattern !== undefined) query = query.where('name', 'like', filter.namePattern)
+  if (filter.networkId !== undefined) query = query.where('network_id', '=', filter.networkId)
+  if (filter.deviceTypeId !== undefined) query = query.where('device_type_id', '=', filter.deviceTypeId)
+  const networkName = filter.networkName
+  if (networkName !== undefined) {
+    query = query.where('network_id', 'in', (eb) => eb.selectFrom('networks').select('networks.id').where('networks.name', '=', networkName))
+  }
+  const deviceTypeName = filter.deviceTypeName
+  if (deviceTypeName !== undefined) {
+    query = query.where('device_type_id', 'in', (eb) => eb.selectFrom('device_types').select('device_types.id').where('device_types.name', '=', deviceTypeName))
+  }
+  return query
+}
+
+const SORT_COLUMNS = { id: 'id', name: 'name', networkId: 'network_id', deviceTypeId: 'device_type_id' } as const
 
 export function createDeviceRepository (db: Kysely<Database>): DeviceRepository {
   return {
@@ -29,6 +62,30 @@ export function createDeviceRepository (db: Kysely<Database>): DeviceRepository 
         device_type_id: device.deviceTypeId,
         is_blocked: encodeBool(device.isBlocked)
       }).execute()
+    },
+    async update (id, patch) {
+      const values = toRow(patch)
+      if (Object.keys(values).length === 0) {
+        return (await db.selectFrom('devices').select('id').where('device_id', '=', id).executeTakeFirst()) !== undefined
+      }
+      const result = await db.updateTable('devices').set(values).where('device_id', '=', id).executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    },
+    async delete (id) {
+      const result = await db.deleteFrom('devices').where('device_id', '=', id).executeTakeFirst()
+      return result.numDeletedRows > 0n
+    },
+    async list (scope, filter) {
+      const order = filter.sortOrder === 'DESC' ? 'desc' : 'asc'
+      let query = filtered(db.selectFrom('devices').selectAll(), scope, filter)
+      const column = SORT_COLUMNS[filter.sortField ?? 'id']
+      // The internal key is creation order: the tiebreak that keeps pages stable.
+      query = column === 'id' ? query.orderBy('id', filter.sortField === undefined ? 'asc' : order) : query.orderBy(column, order).orderBy('id', 'asc')
+      return (await applyPage(query, filter).execute()).map(toDeviceRecord)
+    },
+    async count (scope, filter) {
+      const row = await filtered(db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('count')), scope, filter).executeTakeFirstOrThrow()
+      return Number(row.count)
     }
   }
 }

@@ -7,7 +7,7 @@ import { applyPage } from '../paging.js'
 type Table = 'networks' | 'device_types'
 
 function toRecord (row: { id: number, name: string, description: string | null }): NetworkRecord {
-  return { id: row.id, name: row.name, description: row.description }
+  return { id: Number(row.id), name: row.name, description: row.description }
 }
 
 export function createNamedEntityRepository (db: Kysely<Database>, table: Table): NetworkRepository {
@@ -28,7 +28,7 @@ export function createNamedEntityRepository (db: Kysely<Database>, table: Table)
     },
     async insert (entity) {
       const row = await db.insertInto(table).values({ name: entity.name, description: entity.description }).returning('id').executeTakeFirstOrThrow()
-      return row.id
+      return Number(row.id)
     },
     async update (id, patch) {
       const values: { name?: string, description?: string | null } = {}

@@ -9,13 +9,13 @@ type UserRow = Selectable<UsersTable>
 
 function toRecord (row: UserRow): UserRecord {
   return {
-    id: row.id,
+    id: Number(row.id),
     login: row.login,
     passwordHash: row.password_hash,
     role: row.role as UserRole,
     status: row.status as UserStatus,
     loginAttempts: row.login_attempts,
-    lastLogin: row.last_login,
+    lastLogin: row.last_login === null ? null : Number(row.last_login),
     data: decodeJson(row.data),
     introReviewed: decodeBool(row.intro_reviewed),
     allDeviceTypesAvailable: decodeBool(row.all_device_types_available)
@@ -66,7 +66,7 @@ export function createUserRepository (db: Kysely<Database>): UserRepository {
         intro_reviewed: encodeBool(user.introReviewed),
         all_device_types_available: encodeBool(user.allDeviceTypesAvailable)
       }).returning('id').executeTakeFirstOrThrow()
-      return row.id
+      return Number(row.id)
     },
     async update (id, patch) {
       const values = toRow(patch)
