@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createDeviceHub } from '../../lib/core/devicehub.js'
 import { verifyPassword } from '../../lib/core/auth/passwords.js'
+import type { Store } from '../../lib/core/ports.js'
 import { openTestStore } from '../fixtures/store.js'
 
 t.test('the first start creates the admin, network 1 and device type 1 (D4, R1)', async (t) => {
@@ -60,7 +61,7 @@ t.test('two instances starting together on one empty database bootstrap once', a
   const url = testPostgresUrl()
   const schema = uniqueSchemaName()
   const file = join(mkdtempSync(join(tmpdir(), 'devicehub-race-')), 'race.db')
-  const open = async (): Promise<import('../../lib/core/ports.js').Store> => url === undefined ? openSqliteStore(file) : openPostgresStore(url, { schema, maxConnections: 2 })
+  const open = async (): Promise<Store> => url === undefined ? openSqliteStore(file) : openPostgresStore(url, { schema, maxConnections: 2 })
   const a = await open()
   const b = await open()
   t.teardown(async () => {
