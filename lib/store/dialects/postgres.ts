@@ -70,13 +70,31 @@ export async function openPostgresStore (url: string, options: PostgresStoreOpti
       // The migrator must look for its bookkeeping tables in our schema only: unqualified, it
       // would take another schema's `devicehub_migrations` for ours.
       const current = schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-      await migrateToLatest(db as Kysely<unknown>, postgresMigrationDialect, { schema: current })
+      await migrateRetryingCatalogRaces(db as Kysely<unknown>, current)
     }
   } catch (error) {
     await db.destroy()
     throw error
   }
   return createKyselyStore(db, postgresDialect)
+}
+
+/**
+ * Kysely's migrator introspects the tables of every schema. If another schema is dropped at that
+ * moment (other tenants, test runs), PostgreSQL reports it missing (SQLSTATE 3F000) and the
+ * introspection fails although nothing is wrong with ours: try again.
+ */
+async function migrateRetryingCatalogRaces (db: Kysely<unknown>, schema: string | undefined): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(db, postgresMigrationDialect, { schema })
+      return
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string, message?: string } }).cause
+      const ours = schema !== undefined && (cause?.message ?? '').includes(`"${schema}"`)
+      if (cause?.code !== '3F000' || ours || attempt >= 5) throw error
+    }
+  }
 }
 
 async function createPool (url: string, options: PostgresStoreOptions): Promise<Pool> {
