@@ -46,7 +46,14 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
   const app = Fastify({
     logger,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Device ids are at most 48 characters, but a longer one must reach the route to get the
+    // contract's 400 rather than the router's 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // Errors raised before routing (bad URL encoding, overlong parameters) get the contract's body too.
+    frameworkErrors (error, _request, reply) {
+      const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400
+      return sendError(reply, status, status === 414 ? 'HTTP 414 URI Too Long' : 'Invalid request parameters')
+    },
     // X-HTTP-Method-Override (spec §1.2) must change the method before routing; rewriteUrl is
     // the one hook that runs before the router, on the raw request, for inject() as well.
     rewriteUrl (req) {

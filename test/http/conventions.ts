@@ -70,3 +70,13 @@ t.test('the OpenAPI document describes the routes', async (t) => {
   t.ok(res.body.paths['/configuration/{name}'].put.requestBody, 'bodies documented')
   t.ok(res.body.paths['/info'].get.responses['200'], 'responses documented')
 })
+
+t.test('errors raised before routing keep the contract body', async (t) => {
+  const h = await createTestApp(t)
+  const long = await h.request('PUT', `/device/${'a'.repeat(200)}`, { body: { name: 'x' } })
+  t.same(long.body, { error: 400, message: 'Field cannot be empty. The length of guid should not be more than 48 symbols.' }, 'a long id reaches the device rules')
+  const huge = await h.request('GET', `/device/${'a'.repeat(2000)}`)
+  t.same(huge.body, { error: 414, message: 'HTTP 414 URI Too Long' })
+  const badEncoding = await h.request('GET', '/device/%E0%A4%A')
+  t.same(badEncoding.body, { error: 400, message: 'Invalid request parameters' })
+})
