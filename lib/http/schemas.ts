@@ -24,3 +24,11 @@ export const JsonObjectInput = Type.Unknown({ description: 'JSON object or null'
 export const Count = Type.Object({ count: Type.Integer() })
 
 export const IntegerId = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
+
+/** Sorting and paging of the list endpoints (spec §1.7); the service applies the rules and messages. */
+export const ListPaging = {
+  sortField: Type.Optional(Type.String()),
+  sortOrder: Type.Optional(Type.String()),
+  take: Type.Optional(Type.Integer()),
+  skip: Type.Optional(Type.Integer())
+}

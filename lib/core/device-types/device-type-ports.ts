@@ -1,24 +1,6 @@
-import type { Page } from '../ports.js'
+/** Device types have exactly the shape, filters and rules of networks (spec §5.7). */
+import type { NetworkFilter, NetworkRecord, NetworkRepository } from '../networks/network-ports.js'
 
-export interface DeviceTypeRecord {
-  id: number
-  name: string
-  description: string | null
-}
-
-export interface DeviceTypeFilter extends Page {
-  name?: string
-  namePattern?: string
-  sortField?: 'id' | 'name'
-}
-
-export interface DeviceTypeRepository {
-  findById(id: number): Promise<DeviceTypeRecord | undefined>
-  findByName(name: string): Promise<DeviceTypeRecord | undefined>
-  insert(network: Omit<DeviceTypeRecord, 'id'>): Promise<number>
-  update(id: number, patch: Partial<Omit<DeviceTypeRecord, 'id'>>): Promise<boolean>
-  delete(id: number): Promise<boolean>
-  /** Device types whose id is in `ids` (`'all'` = no restriction), filtered and paged. */
-  list(ids: 'all' | readonly number[], filter: DeviceTypeFilter): Promise<DeviceTypeRecord[]>
-  count(ids: 'all' | readonly number[], filter: DeviceTypeFilter): Promise<number>
-}
+export type DeviceTypeRecord = NetworkRecord
+export type DeviceTypeFilter = NetworkFilter
+export type DeviceTypeRepository = NetworkRepository

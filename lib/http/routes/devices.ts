@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { Messages } from '../../core/errors.js'
-import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, errorResponses } from '../schemas.js'
+import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, errorResponses, ListPaging } from '../schemas.js'
 import type { App } from '../types.js'
 import { nullableInput } from './networks.js'
 
@@ -25,10 +25,7 @@ const Filter = {
 }
 const ListQuery = Type.Object({
   ...Filter,
-  sortField: Type.Optional(Type.String()),
-  sortOrder: Type.Optional(Type.String()),
-  take: Type.Optional(Type.Integer()),
-  skip: Type.Optional(Type.Integer())
+  ...ListPaging
 })
 const IdParams = Type.Object({ id: Type.String() })
 const NullableId = nullableInput('integer', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import type { NamedEntityService } from '../../core/networks/named-entity-service.js'
-import { Count, IntegerId, JsonObjectOrNull, NullableString, errorResponses } from '../schemas.js'
+import { Count, IntegerId, JsonObjectOrNull, NullableString, errorResponses, ListPaging } from '../schemas.js'
 import type { App } from '../types.js'
 
 export const NamedEntityView = Type.Object({ id: Type.Integer(), name: Type.String(), description: NullableString })
@@ -34,10 +34,7 @@ const Filter = {
 }
 const ListQuery = Type.Object({
   ...Filter,
-  sortField: Type.Optional(Type.String()),
-  sortOrder: Type.Optional(Type.String()),
-  take: Type.Optional(Type.Integer()),
-  skip: Type.Optional(Type.Integer())
+  ...ListPaging
 })
 
 export interface NamedEntityRouteOptions {

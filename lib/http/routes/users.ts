@@ -2,7 +2,7 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses } from '../schemas.js'
+import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses, ListPaging } from '../schemas.js'
 import type { App } from '../types.js'
 import { NamedEntityView, nullableInput } from './networks.js'
 
@@ -33,10 +33,7 @@ const Filter = {
 }
 const ListQuery = Type.Object({
   ...Filter,
-  sortField: Type.Optional(Type.String()),
-  sortOrder: Type.Optional(Type.String()),
-  take: Type.Optional(Type.Integer()),
-  skip: Type.Optional(Type.Integer())
+  ...ListPaging
 })
 const NullableInteger = nullableInput('integer')
 const NullableBoolean = nullableInput('boolean')
