@@ -16,4 +16,6 @@ export interface ServiceContext {
   logger: Logger
   limits: Limits
   auth: AuthService
+  /** Aborted when the hub shuts down: pending long polls answer `[]` at once. */
+  shutdown: AbortSignal
 }

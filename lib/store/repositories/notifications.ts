@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
+import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
+import { inTransaction, nextMessageTimestamp, readMessageClock, selectorWhere } from './message-clock.js'
 
 export function toNotificationRecord (row: { id: number, notification: string, device_id: string, network_id: number | null, device_type_id: number | null, timestamp: number, parameters: string | null }): NotificationRecord {
   return {
@@ -17,16 +19,62 @@ export function toNotificationRecord (row: { id: number, notification: string, d
 
 export function createNotificationRepository (db: Kysely<Database>): NotificationRepository {
   return {
-    async insert (n) {
-      const row = await db.insertInto('notifications').values({
-        notification: n.notification,
-        device_id: n.deviceId,
-        network_id: n.networkId,
-        device_type_id: n.deviceTypeId,
-        parameters: encodeJson(n.parameters),
-        timestamp: n.timestamp ?? Date.now()
-      }).returningAll().executeTakeFirstOrThrow()
-      return toNotificationRecord(row)
+    async insert (n, now = Date.now()) {
+      return inTransaction(db, async (trx) => {
+        // The clock first: its row lock orders concurrent writers (R9).
+        const assigned = await nextMessageTimestamp(trx, now)
+        const row = await trx.insertInto('notifications').values({
+          notification: n.notification,
+          device_id: n.deviceId,
+          network_id: n.networkId,
+          device_type_id: n.deviceTypeId,
+          parameters: encodeJson(n.parameters),
+          timestamp: n.timestamp ?? assigned
+        }).returningAll().executeTakeFirstOrThrow()
+        return toNotificationRecord(row)
+      })
+    },
+
+    async findById (id) {
+      const row = await db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst()
+      return row === undefined ? undefined : toNotificationRecord(row)
+    },
+
+    async query (filter) {
+      const names = filter.notification === undefined ? undefined : [filter.notification]
+      let query = db.selectFrom('notifications').selectAll()
+        .where(selectorWhere({ ...filter, names }, 'notification', { excludeSystem: false }))
+      if (filter.start !== undefined) query = query.where('timestamp', '>=', filter.start)
+      if (filter.end !== undefined) query = query.where('timestamp', '<=', filter.end)
+      const order = filter.sortOrder === 'ASC' ? 'asc' : 'desc'
+      query = filter.sortField === 'notification' ? query.orderBy('notification', order) : query.orderBy('timestamp', order)
+      const rows = await applyPage(query.orderBy('id', order), filter).execute()
+      return rows.map(toNotificationRecord)
+    },
+
+    async backlog (q) {
+      if (q.limit <= 0) return []
+      const rows = await db.selectFrom('notifications').selectAll()
+        .where(selectorWhere(q, 'notification'))
+        .where('timestamp', '>', q.after)
+        .orderBy('timestamp', 'asc').orderBy('id', 'asc')
+        .limit(q.limit)
+        .execute()
+      return rows.map(toNotificationRecord)
+    },
+
+    async highWater () {
+      return inTransaction(db, async (trx) => {
+        const row = await trx.selectFrom('notifications').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst()
+        return { id: Number(row?.id ?? 0), clock: await readMessageClock(trx) }
+      })
+    },
+
+    async prune (before, batch) {
+      const ids = await db.selectFrom('notifications').select('id').where('timestamp', '<', before).orderBy('id').limit(batch).execute()
+      if (ids.length === 0) return 0
+      const result = await db.deleteFrom('notifications').where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
+      return Number(result.numDeletedRows)
     }
   }
 }

@@ -1,0 +1,23 @@
+/**
+ * The message clock (R9): one row whose `last_ts` every command/notification write advances
+ * to `max(last_ts + 1, now)` inside its transaction. The row lock orders writers, so
+ * server-assigned timestamps strictly increase in commit order on every dialect and across
+ * instances, and a `timestamp > cursor` poll never loses or repeats an item.
+ */
+import type { Kysely, Migration } from 'kysely'
+
+export function messageClockMigration (): Migration {
+  return {
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('message_clock')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('last_ts', 'bigint', (c) => c.notNull())
+        .execute()
+      await (db as Kysely<{ message_clock: { id: number, last_ts: number } }>)
+        .insertInto('message_clock').values({ id: 1, last_ts: 0 }).execute()
+    },
+    async down (db: Kysely<unknown>) {
+      await db.schema.dropTable('message_clock').ifExists().execute()
+    }
+  }
+}

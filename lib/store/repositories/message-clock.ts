@@ -1,0 +1,68 @@
+/**
+ * The message clock of migration 0002 and the filters shared by the command and notification
+ * repositories. Portable SQL only (a CASE instead of SQLite's max() / PostgreSQL's greatest()).
+ */
+import type { Kysely, RawBuilder, SqlBool } from 'kysely'
+import { sql } from 'kysely'
+import type { MessageSelector } from '../../core/realtime/message-filter.js'
+import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
+import type { Database } from '../database.js'
+
+export interface MessageClockTable {
+  id: number
+  last_ts: number
+}
+
+/** The store's tables plus the message clock (kept here: only messaging uses it). */
+export interface MessagingDatabase extends Database {
+  message_clock: MessageClockTable
+}
+
+/**
+ * Advances the clock to `max(last_ts + 1, now)` and returns the new value. Call it inside the
+ * write transaction, first, so the row lock orders concurrent writers (commit order = id
+ * order = timestamp order).
+ *
+ * @example
+ * const ts = await nextMessageTimestamp(trx, Date.now())
+ */
+export async function nextMessageTimestamp (db: Kysely<Database>, now: number): Promise<number> {
+  const row = await (db as unknown as Kysely<MessagingDatabase>).updateTable('message_clock')
+    .set({ last_ts: sql<number>`case when last_ts + 1 > ${now} then last_ts + 1 else ${now} end` })
+    .where('id', '=', 1)
+    .returning('last_ts')
+    .executeTakeFirstOrThrow()
+  return Number(row.last_ts)
+}
+
+export async function readMessageClock (db: Kysely<Database>): Promise<number> {
+  const row = await (db as unknown as Kysely<MessagingDatabase>).selectFrom('message_clock').select('last_ts').where('id', '=', 1).executeTakeFirst()
+  return row === undefined ? 0 : Number(row.last_ts)
+}
+
+/** Runs `fn` in a transaction unless `db` already is one. */
+export async function inTransaction<T> (db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return fn(db)
+  return db.transaction().execute(fn)
+}
+
+/**
+ * The scope, device and name conditions of a {@link MessageSelector} for either message
+ * table. Without `names`, polls leave out the system notifications (R3); queries list them.
+ *
+ * @example
+ * db.selectFrom('notifications').selectAll().where(selectorWhere(selector, 'notification'))
+ */
+export function selectorWhere (selector: MessageSelector, nameColumn: 'command' | 'notification', options: { excludeSystem: boolean } = { excludeSystem: true }): RawBuilder<SqlBool> {
+  const conditions: Array<RawBuilder<unknown>> = []
+  const inList = (column: string, values: ReadonlyArray<string | number>, empty: string | number): RawBuilder<unknown> =>
+    sql`${sql.ref(column)} in (${sql.join(values.length === 0 ? [empty] : [...values])})`
+  const { scope } = selector
+  if (selector.deviceIds !== undefined) conditions.push(inList('device_id', selector.deviceIds, ''))
+  if (scope.networkIds !== 'all') conditions.push(inList('network_id', scope.networkIds, -1))
+  if (scope.deviceTypeIds !== 'all') conditions.push(inList('device_type_id', scope.deviceTypeIds, -1))
+  if (selector.names !== undefined) conditions.push(inList(nameColumn, selector.names, ''))
+  else if (nameColumn === 'notification' && options.excludeSystem) conditions.push(sql`${sql.ref(nameColumn)} not in (${sql.join([...SYSTEM_NOTIFICATIONS])})`)
+  if (conditions.length === 0) return sql<SqlBool>`1 = 1`
+  return sql<SqlBool>`${sql.join(conditions, sql` and `)}`
+}
