@@ -28,7 +28,8 @@ const CommandInsert = Type.Object({
 })
 const DeviceParams = Type.Object({ deviceId: Type.String() })
 const CommandParams = Type.Object({ deviceId: Type.String(), commandId: Type.String() })
-const TimestampInput = Type.Union([Type.String(), Type.Integer()])
+// Null first: Ajv coerces types, and would turn a null into "" or 0 for an earlier branch.
+const TimestampInput = Type.Union([Type.Null(), Type.String(), Type.Integer()])
 const WaitTimeout = Type.Integer({ description: 'seconds, 0..60, default 30' })
 
 const PollQuery = {
@@ -132,8 +133,8 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
         command: Type.Optional(Type.String({ maxLength: 128 })),
         timestamp: Type.Optional(TimestampInput),
         parameters: Type.Optional(JsonObjectInput),
-        lifetime: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), Type.Null()])),
-        status: Type.Optional(Type.Union([Type.String({ maxLength: 128 }), Type.Null()])),
+        lifetime: Type.Optional(Type.Union([Type.Null(), Type.Integer({ minimum: 0, maximum: 2_147_483_647 })])),
+        status: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 128 })])),
         result: Type.Optional(JsonObjectInput)
       }),
       response: { 201: CommandInsert, ...errorResponses }
@@ -151,7 +152,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       security,
       params: CommandParams,
       body: Type.Object({
-        status: Type.Optional(Type.Union([Type.String({ maxLength: 128 }), Type.Null()])),
+        status: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 128 })])),
         result: Type.Optional(JsonObjectInput)
       }),
       response: { 204: Type.Null(), ...errorResponses }

@@ -96,7 +96,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       params: DeviceParams,
       body: Type.Object({
         notification: Type.String({ minLength: 1, maxLength: 128 }),
-        timestamp: Type.Optional(Type.Union([Type.String(), Type.Integer()])),
+        timestamp: Type.Optional(Type.Union([Type.Null(), Type.String(), Type.Integer()])),
         parameters: Type.Optional(JsonObjectInput)
       }),
       response: { 201: NotificationInsert, ...errorResponses }
