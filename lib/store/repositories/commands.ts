@@ -111,6 +111,7 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
         // R7: an expired, never-updated command is not handed out.
         query = query.where((eb) => eb.or([
           eb('lifetime', 'is', null),
+          eb('is_updated', '=', encodeBool(true)),
           eb(sql<number>`timestamp + lifetime * 1000`, '>=', q.now)
         ]))
       }
