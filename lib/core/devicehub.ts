@@ -2,6 +2,7 @@
  * The composition of the core: every domain service over one store and one hub. Framework-free;
  * the HTTP adapter, the CLI and embedding code all call these services.
  */
+import { setMaxListeners } from 'node:events'
 import type { AuthService, TokenLifetimes } from './auth/auth-service.js'
 import { DEFAULT_TOKEN_LIFETIMES, createAuthService } from './auth/auth-service.js'
 import { createJwtCodec } from './auth/jwt.js'
@@ -100,6 +101,8 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const auth = createAuthService({ store, jwt: createJwtCodec(secret), clock, lifetimes })
   const bootstrap = await ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
   const shutdown = new AbortController()
+  // Every parked long poll listens to this one signal: thousands of listeners are expected.
+  setMaxListeners(0, shutdown.signal)
   const ctx: ServiceContext = { store, hub, clock, logger, limits, auth, shutdown: shutdown.signal }
   const retention = createRetentionPruner({ store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS })
   retention.start()

@@ -41,6 +41,8 @@ export interface NotificationRepository {
    * gets `max(last + 1, now)`, so server timestamps strictly increase in commit order (R9).
    */
   insert(notification: NewNotification, now?: number): Promise<NotificationRecord>
+  /** Several inserts in one statement and one clock step; records in the order given. */
+  insertMany(notifications: readonly NewNotification[], now: number): Promise<NotificationRecord[]>
   findById(id: number): Promise<NotificationRecord | undefined>
   query(filter: NotificationQuery): Promise<NotificationRecord[]>
   backlog(query: NotificationBacklogQuery): Promise<NotificationRecord[]>

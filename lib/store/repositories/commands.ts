@@ -4,7 +4,7 @@ import type { CommandRecord, CommandRepository } from '../../core/commands/comma
 import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
-import { inTransaction, nextMessageTimestamp, readMessageClock, selectorWhere } from './message-clock.js'
+import { inTransaction, nextMessageTimestamp, readHighWater, selectorWhere } from './message-clock.js'
 
 interface CommandRow {
   id: number
@@ -120,10 +120,7 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
     },
 
     async highWater () {
-      return inTransaction(db, async (trx) => {
-        const row = await trx.selectFrom('commands').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst()
-        return { id: Number(row?.id ?? 0), clock: await readMessageClock(trx) }
-      })
+      return readHighWater(db, 'commands')
     },
 
     async prune (before, batch) {

@@ -4,6 +4,7 @@
  */
 import type { Kysely, RawBuilder, SqlBool } from 'kysely'
 import { sql } from 'kysely'
+import type { HighWater } from '../../core/commands/command-ports.js'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
 import type { Database } from '../database.js'
@@ -19,25 +20,33 @@ export interface MessagingDatabase extends Database {
 }
 
 /**
- * Advances the clock to `max(last_ts + 1, now)` and returns the new value. Call it inside the
+ * Advances the clock to `max(last_ts + count, now)` and returns the new value. Call it inside the
  * write transaction, first, so the row lock orders concurrent writers (commit order = id
  * order = timestamp order).
  *
  * @example
  * const ts = await nextMessageTimestamp(trx, Date.now())
  */
-export async function nextMessageTimestamp (db: Kysely<Database>, now: number): Promise<number> {
+export async function nextMessageTimestamp (db: Kysely<Database>, now: number, count = 1): Promise<number> {
+  // `count` stamps at once (a batch): the caller uses value-count+1 .. value.
   const row = await (db as unknown as Kysely<MessagingDatabase>).updateTable('message_clock')
-    .set({ last_ts: sql<number>`case when last_ts + 1 > ${now} then last_ts + 1 else ${now} end` })
+    .set({ last_ts: sql<number>`case when last_ts + ${count} > ${now} then last_ts + ${count} else ${now} end` })
     .where('id', '=', 1)
     .returning('last_ts')
     .executeTakeFirstOrThrow()
   return Number(row.last_ts)
 }
 
-export async function readMessageClock (db: Kysely<Database>): Promise<number> {
-  const row = await (db as unknown as Kysely<MessagingDatabase>).selectFrom('message_clock').select('last_ts').where('id', '=', 1).executeTakeFirst()
-  return row === undefined ? 0 : Number(row.last_ts)
+/**
+ * Where a message table stands, in one statement: its largest id and the message clock. Each
+ * only grows, so no transaction is needed; the waiter reads it after subscribing.
+ */
+export async function readHighWater (db: Kysely<Database>, table: 'commands' | 'notifications'): Promise<HighWater> {
+  const row = await (db as unknown as Kysely<MessagingDatabase>).selectFrom('message_clock')
+    .select([sql<number | null>`(select max(id) from ${sql.table(table)})`.as('max_id'), 'last_ts'])
+    .where('id', '=', 1)
+    .executeTakeFirst()
+  return { id: Number(row?.max_id ?? 0), clock: Number(row?.last_ts ?? 0) }
 }
 
 /** Runs `fn` in a transaction unless `db` already is one. */

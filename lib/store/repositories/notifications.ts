@@ -3,7 +3,7 @@ import type { NotificationRecord, NotificationRepository } from '../../core/noti
 import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
-import { inTransaction, nextMessageTimestamp, readMessageClock, selectorWhere } from './message-clock.js'
+import { inTransaction, nextMessageTimestamp, readHighWater, selectorWhere } from './message-clock.js'
 
 export function toNotificationRecord (row: { id: number, notification: string, device_id: string, network_id: number | null, device_type_id: number | null, timestamp: number, parameters: string | null }): NotificationRecord {
   return {
@@ -32,6 +32,26 @@ export function createNotificationRepository (db: Kysely<Database>): Notificatio
           timestamp: n.timestamp ?? assigned
         }).returningAll().executeTakeFirstOrThrow()
         return toNotificationRecord(row)
+      })
+    },
+
+    async insertMany (list, now) {
+      if (list.length === 0) return []
+      return inTransaction(db, async (trx) => {
+        // One clock step for the batch: the server-assigned stamps are last+1 .. last+n.
+        const assigned = list.filter((n) => n.timestamp === undefined).length
+        const last = assigned === 0 ? 0 : await nextMessageTimestamp(trx, now, assigned)
+        let next = last - assigned
+        const rows = await trx.insertInto('notifications').values(list.map((n) => ({
+          notification: n.notification,
+          device_id: n.deviceId,
+          network_id: n.networkId,
+          device_type_id: n.deviceTypeId,
+          parameters: encodeJson(n.parameters),
+          timestamp: n.timestamp ?? ++next
+        }))).returningAll().execute()
+        // Identity values follow the VALUES order; RETURNING order is not promised.
+        return rows.map(toNotificationRecord).sort((a, b) => a.id - b.id)
       })
     },
 
@@ -64,10 +84,7 @@ export function createNotificationRepository (db: Kysely<Database>): Notificatio
     },
 
     async highWater () {
-      return inTransaction(db, async (trx) => {
-        const row = await trx.selectFrom('notifications').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst()
-        return { id: Number(row?.id ?? 0), clock: await readMessageClock(trx) }
-      })
+      return readHighWater(db, 'notifications')
     },
 
     async prune (before, batch) {
