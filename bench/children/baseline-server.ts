@@ -69,7 +69,10 @@ app.post('/ring', async (request, reply) => {
 
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 process.on('message', (message: { type: string }) => {
-  if (message.type === 'stats') process.send!({ type: 'stats', rss: process.memoryUsage().rss, waiters: parked.length })
+  if (message.type === 'stats') {
+    (globalThis as { gc?: () => void }).gc?.()
+    process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: parked.length })
+  }
   else if (message.type === 'stop') app.close().finally(() => process.exit(0))
 })
 process.send!({ type: 'ready', url: address, token: 'none' })

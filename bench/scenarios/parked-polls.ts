@@ -41,7 +41,7 @@ async function park (url: string, token: string): Promise<Parked> {
   return { answered: () => answered, allAnswered, close: () => { for (const s of sockets) s.destroy() } }
 }
 
-async function measure (server: ChildServer, pollUrl: string, ring: () => Promise<unknown>): Promise<{ idleRss: number, parkedRss: number, perPollKb: number, releaseMs: number, answered: number }> {
+async function measure (server: ChildServer, pollUrl: string, ring: () => Promise<unknown>): Promise<{ idleRss: number, parkedRss: number, perPollKb: number, heapPerPollKb: number, releaseMs: number, answered: number }> {
   await sleep(300)
   const idle = await server.stats()
   const parked = await park(pollUrl, server.token)
@@ -57,7 +57,7 @@ async function measure (server: ChildServer, pollUrl: string, ring: () => Promis
   const finished = await Promise.race([parked.allAnswered, sleep(10_000).then(() => NaN)])
   const answered = parked.answered()
   parked.close()
-  return { idleRss: idle.rss, parkedRss: full.rss, perPollKb: (full.rss - idle.rss) / POLLS / 1024, releaseMs: finished - started, answered }
+  return { idleRss: idle.rss, parkedRss: full.rss, perPollKb: (full.rss - idle.rss) / POLLS / 1024, heapPerPollKb: (full.heap - idle.heap) / POLLS / 1024, releaseMs: finished - started, answered }
 }
 
 export async function parkedPolls (): Promise<{ rssMb: number, releaseMs: number }> {
@@ -74,10 +74,10 @@ export async function parkedPolls (): Promise<{ rssMb: number, releaseMs: number
     const ours = await measure(hub, `${hub.url}/device/bench-device/notification/poll?waitTimeout=60`, () =>
       request('POST', `${hub.url}/device/bench-device/notification`, hub.token, { notification: 'ring', parameters: { all: true } }))
     const mb = (bytes: number): number => bytes / 1024 / 1024
-    printTable(`(c) ${POLLS} parked long polls, released by one notification (SQLite file)`, ['server', 'idle RSS MB', 'parked RSS MB', 'KB per poll', 'release all ms', 'answered'], [
-      ['bare Fastify', mb(base.idleRss), mb(base.parkedRss), base.perPollKb, base.releaseMs, base.answered],
-      ['devicehub', mb(ours.idleRss), mb(ours.parkedRss), ours.perPollKb, ours.releaseMs, ours.answered],
-      ['ratio', mb(ours.idleRss) / mb(base.idleRss), mb(ours.parkedRss) / mb(base.parkedRss), ours.perPollKb / base.perPollKb, ours.releaseMs / base.releaseMs, '']
+    printTable(`(c) ${POLLS} parked long polls, released by one notification (SQLite file)`, ['server', 'idle RSS MB', 'parked RSS MB', 'RSS KB per poll', 'heap KB per poll', 'release all ms', 'answered'], [
+      ['bare Fastify', mb(base.idleRss), mb(base.parkedRss), base.perPollKb, base.heapPerPollKb, base.releaseMs, base.answered],
+      ['devicehub', mb(ours.idleRss), mb(ours.parkedRss), ours.perPollKb, ours.heapPerPollKb, ours.releaseMs, ours.answered],
+      ['ratio', mb(ours.idleRss) / mb(base.idleRss), mb(ours.parkedRss) / mb(base.parkedRss), ours.perPollKb / base.perPollKb, ours.heapPerPollKb / base.heapPerPollKb, ours.releaseMs / base.releaseMs, '']
     ])
     const rssMb = mb(ours.parkedRss)
     console.log(`targets: < 200 MB RSS in total -> ${rssMb < 200 ? 'met' : 'NOT met'} (${rssMb.toFixed(1)} MB); all released within 2 s -> ${ours.releaseMs < 2000 && ours.answered === POLLS ? 'met' : 'NOT met'} (${ours.releaseMs.toFixed(0)} ms)`)

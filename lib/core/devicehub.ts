@@ -2,7 +2,6 @@
  * The composition of the core: every domain service over one store and one hub. Framework-free;
  * the HTTP adapter, the CLI and embedding code all call these services.
  */
-import { setMaxListeners } from 'node:events'
 import type { AuthService, TokenLifetimes } from './auth/auth-service.js'
 import { DEFAULT_TOKEN_LIFETIMES, createAuthService } from './auth/auth-service.js'
 import { createJwtCodec } from './auth/jwt.js'
@@ -28,6 +27,7 @@ import { createPluginService } from './plugins/plugin-service.js'
 import type { Logger, Store } from './ports.js'
 import { silentLogger } from './ports.js'
 import type { Hub } from './realtime/hub.js'
+import { createWaiterRegistry } from './realtime/cancellation.js'
 import { createMemoryHub } from './realtime/memory-hub.js'
 import type { RetentionPruner } from './realtime/retention.js'
 import { DEFAULT_RETENTION_MS, createRetentionPruner } from './realtime/retention.js'
@@ -100,10 +100,8 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const secret = await resolveJwtSecret(store, options.jwtSecret)
   const auth = createAuthService({ store, jwt: createJwtCodec(secret), clock, lifetimes })
   const bootstrap = await ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
-  const shutdown = new AbortController()
-  // Every parked long poll listens to this one signal: thousands of listeners are expected.
-  setMaxListeners(0, shutdown.signal)
-  const ctx: ServiceContext = { store, hub, clock, logger, limits, auth, shutdown: shutdown.signal }
+  const waiters = createWaiterRegistry()
+  const ctx: ServiceContext = { store, hub, clock, logger, limits, auth, waiters }
   const retention = createRetentionPruner({ store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS })
   retention.start()
   let closing: Promise<void> | undefined
@@ -126,11 +124,11 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     plugins: createPluginService(ctx),
     retention,
     releaseWaiters () {
-      shutdown.abort()
+      waiters.releaseAll()
     },
     close () {
       closing ??= (async () => {
-        shutdown.abort()
+        waiters.releaseAll()
         await retention.stop()
         await hub.close()
         await store.close()

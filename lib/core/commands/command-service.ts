@@ -10,6 +10,7 @@ import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
+import type { Cancellation } from '../realtime/cancellation.js'
 import type { HubEvent } from '../realtime/hub.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
@@ -57,8 +58,8 @@ export interface CommandPollOptions {
   waitTimeout?: number
   limit?: number
   returnUpdatedCommands?: boolean
-  /** Aborts the wait (client gone); the poll then answers `[]`. */
-  signal?: AbortSignal
+  /** Ends the wait (client gone; an AbortSignal works); the poll then answers `[]`. */
+  signal?: Cancellation
 }
 
 export interface CommandService {
@@ -71,7 +72,7 @@ export interface CommandService {
   /** `GET /device/command/poll`. */
   pollMany(principal: Principal | undefined, input: CommandPollOptions & PollTargets): Promise<CommandView[]>
   /** `GET /device/{deviceId}/command/{commandId}/poll`: the updated command, or null (204). */
-  wait(principal: Principal | undefined, input: { deviceId: string, commandId: string, waitTimeout?: number, signal?: AbortSignal }): Promise<CommandView | null>
+  wait(principal: Principal | undefined, input: { deviceId: string, commandId: string, waitTimeout?: number, signal?: Cancellation }): Promise<CommandView | null>
 }
 
 const SORT_FIELDS = { timestamp: 'timestamp', command: 'command', status: 'status' } as const
@@ -93,10 +94,12 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     const kind = updated ? 'command-update' : 'command'
     let cursor = 0
-    const items = await longPoll<CommandRecord>({
+    // No await: a parked poll should not keep a suspended frame alive.
+    return longPoll<CommandRecord>({
       hub,
       waitSeconds,
-      signals: [options.signal, ctx.shutdown],
+      signal: options.signal,
+      waiters: ctx.waiters,
       routes: (event) => event.kind === kind && inMessageScope(selector, event) && nameSelected(selector.names, event.name),
       highWater: () => store.commands.highWater(),
       backlog: (mark) => {
@@ -110,8 +113,7 @@ export function createCommandService (ctx: ServiceContext): CommandService {
         if (updated) return c.isUpdated && (c.lastUpdated > cursor || c.lastUpdated > mark.clock)
         return !commandExpired(c, clock.now()) && (c.id > mark.id || c.timestamp > cursor)
       }
-    })
-    return items.map(commandView)
+    }).then((items) => items.map(commandView))
   }
 
   return {
@@ -213,7 +215,8 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const items = await longPoll<CommandRecord>({
         hub,
         waitSeconds,
-        signals: [input.signal, ctx.shutdown],
+        signal: input.signal,
+        waiters: ctx.waiters,
         routes: (event) => event.kind === 'command-update' && event.id === id,
         highWater: async () => ({ id: 0, clock: 0 }),
         backlog: async () => {

@@ -8,6 +8,7 @@ import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, forbidden, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
+import type { Cancellation } from '../realtime/cancellation.js'
 import type { HubEvent } from '../realtime/hub.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
@@ -57,7 +58,7 @@ export interface NotificationPollOptions {
   names?: string
   timestamp?: string
   waitTimeout?: number
-  signal?: AbortSignal
+  signal?: Cancellation
 }
 
 export interface NotificationService {
@@ -98,10 +99,12 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
     const given = parseQueryTimestamp(options.timestamp)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     let cursor = 0
-    const items = await longPoll<NotificationRecord>({
+    // No await: a parked poll should not keep a suspended frame alive.
+    return longPoll<NotificationRecord>({
       hub,
       waitSeconds,
-      signals: [options.signal, ctx.shutdown],
+      signal: options.signal,
+      waiters: ctx.waiters,
       routes: (event) => event.kind === 'notification' && inMessageScope(selector, event) && nameSelected(selector.names, event.name),
       highWater: () => store.notifications.highWater(),
       backlog: (mark) => {
@@ -110,8 +113,7 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
       },
       load,
       accepts: (n, mark) => inMessageScope(selector, n) && nameSelected(selector.names, n.notification) && (n.id > mark.id || n.timestamp > cursor)
-    })
-    return items.map(notificationView)
+    }).then((items) => items.map(notificationView))
   }
 
   return {

@@ -4,14 +4,17 @@
  * store connection is held while waiting, and every exit removes the listener and the timer.
  */
 import type { HighWater } from '../commands/command-ports.js'
+import type { Cancellation, WaiterRegistry } from './cancellation.js'
 import type { Hub, HubEvent } from './hub.js'
 
 export interface LongPollSpec<T> {
   hub: Hub
   /** Seconds to wait when the backlog is empty (0 = answer at once). */
   waitSeconds: number
-  /** Ends the wait early with `[]`: client disconnect, shutdown. */
-  signals: ReadonlyArray<AbortSignal | undefined>
+  /** Ends the wait early with `[]` (the client went away). */
+  signal?: Cancellation
+  /** Releases the wait at shutdown. */
+  waiters?: WaiterRegistry
   /** Cheap check on the doorbell's routing keys, before any read. */
   routes(event: HubEvent): boolean
   highWater(): Promise<HighWater>
@@ -27,67 +30,107 @@ export interface LongPollSpec<T> {
  * Runs one long poll and resolves with the backlog, one live item, or `[]`.
  *
  * @example
- * const items = await longPoll({ hub, waitSeconds: 30, signals: [signal], routes, highWater, backlog, load, accepts })
+ * const items = await longPoll({ hub, waitSeconds: 30, signal, waiters, routes, highWater, backlog, load, accepts })
  */
-export async function longPoll<T> (spec: LongPollSpec<T>): Promise<T[]> {
-  if (spec.signals.some((s) => s?.aborted === true)) return []
-  if (spec.waitSeconds <= 0) return (await spec.backlog(await spec.highWater())) ?? []
+export function longPoll<T> (spec: LongPollSpec<T>): Promise<T[]> {
+  if (spec.signal?.aborted === true || spec.waiters?.closed === true) return Promise.resolve([])
+  if (spec.waitSeconds <= 0) return spec.highWater().then((mark) => spec.backlog(mark)).then((items) => items ?? [])
+  return new Waiter(spec).promise
+}
 
-  // Doorbells that ring while the backlog is read are kept, in order, with their reads started.
-  const queue: Array<Promise<T | undefined>> = []
-  let wake: (() => void) | undefined
-  const unsubscribe = spec.hub.subscribe((event) => {
-    if (!spec.routes(event)) return
-    const read = spec.load(event)
-    read.catch(() => undefined)
-    queue.push(read)
-    wake?.()
-  })
-  let timer: NodeJS.Timeout | undefined
-  const cleanups: Array<() => void> = [unsubscribe]
-  try {
-    const mark = await spec.highWater()
-    const backlog = await spec.backlog(mark)
-    if (backlog === null) return []
-    if (backlog.length > 0) return backlog
-    return await new Promise<T[]>((resolve, reject) => {
-      let done = false
-      const finish = (items: T[]): void => {
-        if (done) return
-        done = true
-        resolve(items)
-      }
-      timer = setTimeout(() => finish([]), spec.waitSeconds * 1000)
-      for (const signal of spec.signals) {
-        if (signal === undefined) continue
-        const onAbort = (): void => finish([])
-        signal.addEventListener('abort', onAbort, { once: true })
-        cleanups.push(() => signal.removeEventListener('abort', onAbort))
-        if (signal.aborted) finish([])
-      }
-      let draining = false
-      const drain = async (): Promise<void> => {
-        if (draining) return
-        draining = true
-        try {
-          while (!done && queue.length > 0) {
-            const item = await queue.shift()!
-            if (item !== undefined && spec.accepts(item, mark)) finish([item])
-          }
-        } catch (error) {
-          if (!done) {
-            done = true
-            reject(error)
-          }
-        } finally {
-          draining = false
-        }
-      }
-      wake = () => { void drain() }
-      void drain()
+/**
+ * One parked poll as one object (thousands may be parked at once, so it keeps to a few
+ * fields and two bound callbacks rather than a closure per step).
+ */
+class Waiter<T> {
+  readonly promise: Promise<T[]>
+  private resolve!: (items: T[]) => void
+  private reject!: (error: unknown) => void
+  /** Reads started for the doorbells that rang, in order. */
+  private queue: Array<Promise<T | undefined>> = []
+  private mark: HighWater | undefined
+  private done = false
+  private draining = false
+  private timer: NodeJS.Timeout | undefined
+  private readonly unsubscribe: () => void
+  private unregister: (() => void) | undefined
+  private readonly spec: LongPollSpec<T>
+
+  constructor (spec: LongPollSpec<T>) {
+    this.spec = spec
+    this.promise = new Promise<T[]>((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
     })
-  } finally {
-    if (timer !== undefined) clearTimeout(timer)
-    for (const cleanup of cleanups) cleanup()
+    // Subscribe first: a doorbell that rings while the backlog is read is kept, not lost.
+    this.unsubscribe = spec.hub.subscribe(this.onEvent)
+    spec.highWater()
+      .then((mark) => {
+        this.mark = mark
+        return spec.backlog(mark)
+      })
+      .then((backlog) => {
+        if (backlog === null) this.finish([])
+        else if (backlog.length > 0) this.finish(backlog)
+        else this.park()
+      }, this.fail)
+  }
+
+  private readonly onEvent = (event: HubEvent): void => {
+    if (this.done || !this.spec.routes(event)) return
+    const read = this.spec.load(event)
+    read.catch(() => undefined)
+    this.queue.push(read)
+    if (this.mark !== undefined && this.timer !== undefined) void this.drain()
+  }
+
+  private readonly release = (): void => {
+    this.finish([])
+  }
+
+  private readonly fail = (error: unknown): void => {
+    if (this.done) return
+    this.cleanup()
+    this.reject(error)
+  }
+
+  private park (): void {
+    if (this.done) return
+    const { signal, waiters, waitSeconds } = this.spec
+    this.timer = setTimeout(this.release, waitSeconds * 1000)
+    if (signal !== undefined) signal.addEventListener('abort', this.release)
+    if (waiters !== undefined) this.unregister = waiters.add(this.release)
+    if (signal?.aborted === true || waiters?.closed === true) this.finish([])
+    else void this.drain()
+  }
+
+  private async drain (): Promise<void> {
+    if (this.draining) return
+    this.draining = true
+    try {
+      while (!this.done && this.queue.length > 0) {
+        const item = await this.queue.shift()!
+        if (item !== undefined && !this.done && this.spec.accepts(item, this.mark!)) this.finish([item])
+      }
+    } catch (error) {
+      this.fail(error)
+    } finally {
+      this.draining = false
+    }
+  }
+
+  private finish (items: T[]): void {
+    if (this.done) return
+    this.cleanup()
+    this.resolve(items)
+  }
+
+  private cleanup (): void {
+    this.done = true
+    this.queue = []
+    this.unsubscribe()
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.spec.signal?.removeEventListener('abort', this.release)
+    this.unregister?.()
   }
 }

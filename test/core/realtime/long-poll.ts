@@ -1,5 +1,6 @@
 import t from 'tap'
 import type { HubEvent } from '../../../lib/core/realtime/hub.js'
+import { createWaiterRegistry } from '../../../lib/core/realtime/cancellation.js'
 import { longPoll } from '../../../lib/core/realtime/long-poll.js'
 import { createMemoryHub } from '../../../lib/core/realtime/memory-hub.js'
 import { createSharedReader } from '../../../lib/core/realtime/shared-read.js'
@@ -13,7 +14,6 @@ t.test('waiters woken by the same doorbell share one read', async (t) => {
   const polls = Array.from({ length: 1000 }, () => longPoll<number>({
     hub,
     waitSeconds: 5,
-    signals: [],
     routes: () => true,
     highWater: async () => ({ id: 0, clock: 0 }),
     backlog: async () => [],
@@ -35,7 +35,6 @@ t.test('a doorbell that rings during the backlog read is not lost; the first acc
   const poll = longPoll<number>({
     hub,
     waitSeconds: 5,
-    signals: [],
     routes: (e) => e.id !== 2,
     highWater: async () => ({ id: 0, clock: 0 }),
     backlog: async () => {
@@ -53,12 +52,25 @@ t.test('a doorbell that rings during the backlog read is not lost; the first acc
 t.test('abort and timeout answer [], and clean up', async (t) => {
   const hub = createMemoryHub()
   const controller = new AbortController()
-  const spec = { hub, signals: [controller.signal], routes: () => true, highWater: async () => ({ id: 0, clock: 0 }), backlog: async () => [], load: async () => 1, accepts: () => true }
+  const spec = { hub, signal: controller.signal, routes: () => true, highWater: async () => ({ id: 0, clock: 0 }), backlog: async () => [], load: async () => 1, accepts: () => true }
   const aborted = longPoll<number>({ ...spec, waitSeconds: 30 })
   await new Promise((resolve) => setTimeout(resolve, 10))
   controller.abort()
   t.same(await aborted, [])
   t.same(await longPoll<number>({ ...spec, waitSeconds: 30 }), [], 'an already aborted signal answers at once')
-  t.same(await longPoll<number>({ ...spec, signals: [], waitSeconds: 0, backlog: async () => null }), [])
+  t.same(await longPoll<number>({ ...spec, signal: undefined, waitSeconds: 0, backlog: async () => null }), [])
+  t.equal(hub.size, 0)
+})
+
+t.test('the waiter registry releases every pending poll at shutdown, then refuses new waits', async (t) => {
+  const hub = createMemoryHub()
+  const waiters = createWaiterRegistry()
+  const spec = { hub, waiters, waitSeconds: 30, routes: () => true, highWater: async () => ({ id: 0, clock: 0 }), backlog: async () => [], load: async () => 1, accepts: () => true }
+  const polls = [longPoll<number>(spec), longPoll<number>(spec)]
+  while (waiters.size < 2) await new Promise((resolve) => setImmediate(resolve))
+  waiters.releaseAll()
+  t.same(await Promise.all(polls), [[], []])
+  t.same(await longPoll<number>(spec), [], 'after shutdown: at once')
+  t.equal(waiters.size, 0)
   t.equal(hub.size, 0)
 })
