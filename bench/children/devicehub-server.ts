@@ -32,3 +32,13 @@ process.on('message', (message: { type: string }) => {
   }
 })
 process.send!({ type: 'ready', url: server.url, token: accessToken })
+
+if (process.env.BENCH_LAG === '1') {
+  // Diagnostics: report event-loop stalls over 50 ms.
+  let last = performance.now()
+  setInterval(() => {
+    const now = performance.now()
+    if (now - last > 60) console.error(`event loop stalled ${(now - last - 10).toFixed(0)} ms`)
+    last = now
+  }, 10).unref()
+}
