@@ -20,17 +20,17 @@ export interface MessagingDatabase extends Database {
 }
 
 /**
- * Advances the clock to `max(last_ts + count, now)` and returns the new value. Call it inside the
- * write transaction, first, so the row lock orders concurrent writers (commit order = id
- * order = timestamp order).
+ * Advances the clock to `max(last_ts + count, now + count - 1)` and returns the new value, so
+ * the `count` stamps it hands out (value-count+1 .. value) are all after the last one and none
+ * is before `now`. Call it inside the write transaction, first, so the row lock orders
+ * concurrent writers (commit order = id order = timestamp order).
  *
  * @example
  * const ts = await nextMessageTimestamp(trx, Date.now())
  */
 export async function nextMessageTimestamp (db: Kysely<Database>, now: number, count = 1): Promise<number> {
-  // `count` stamps at once (a batch): the caller uses value-count+1 .. value.
   const row = await (db as unknown as Kysely<MessagingDatabase>).updateTable('message_clock')
-    .set({ last_ts: sql<number>`case when last_ts + ${count} > ${now} then last_ts + ${count} else ${now} end` })
+    .set({ last_ts: sql<number>`case when last_ts + ${count} > ${now + count - 1} then last_ts + ${count} else ${now + count - 1} end` })
     .where('id', '=', 1)
     .returning('last_ts')
     .executeTakeFirstOrThrow()

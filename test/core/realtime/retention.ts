@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createDeviceHub } from '../../../lib/core/devicehub.js'
 import { silentLogger } from '../../../lib/core/ports.js'
 import { createRetentionPruner } from '../../../lib/core/realtime/retention.js'
 import { openTestStore } from '../../fixtures/store.js'
@@ -7,7 +8,6 @@ const DAY = 86_400_000
 
 t.test('prunes commands and notifications older than the retention, in batches', async (t) => {
   const store = await openTestStore(t)
-  const { createDeviceHub } = await import('../../../lib/core/devicehub.js')
   let now = Date.UTC(2024, 0, 31)
   const hub = await createDeviceHub({ store, admin: { password: 'retention-pass-1' }, clock: { now: () => now }, retentionMs: 30 * DAY })
   t.teardown(() => hub.close())
