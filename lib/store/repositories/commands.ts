@@ -4,7 +4,7 @@ import type { CommandRecord, CommandRepository } from '../../core/commands/comma
 import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
-import { inTransaction, nextMessageTimestamp, readHighWater, selectorWhere } from './message-clock.js'
+import { inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
 
 interface CommandRow {
   id: number
@@ -47,7 +47,7 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
         // The clock first: its row lock orders concurrent writers (R9).
         const assigned = await nextMessageTimestamp(trx, now)
         const timestamp = c.timestamp ?? assigned
-        const row = await trx.insertInto('commands').values({
+        const row = await messaging(trx).insertInto('commands').values({
           command: c.command,
           device_id: c.deviceId,
           network_id: c.networkId,
@@ -59,7 +59,8 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
           result: encodeJson(c.result),
           timestamp,
           last_updated: timestamp,
-          is_updated: encodeBool(false)
+          is_updated: encodeBool(false),
+          stored_at: now
         }).returningAll().executeTakeFirstOrThrow()
         return toCommandRecord(row)
       })
@@ -70,11 +71,12 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
         const existing = await trx.selectFrom('commands').select('id').where('id', '=', id).where('device_id', '=', deviceId).executeTakeFirst()
         if (existing === undefined) return undefined
         const lastUpdated = await nextMessageTimestamp(trx, now)
-        const row = await trx.updateTable('commands').set({
+        const row = await messaging(trx).updateTable('commands').set({
           ...(patch.status === undefined ? {} : { status: patch.status }),
           ...(patch.result === undefined ? {} : { result: encodeJson(patch.result) }),
           last_updated: lastUpdated,
-          is_updated: encodeBool(true)
+          is_updated: encodeBool(true),
+          stored_at: now
         }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
         return toCommandRecord(row)
       })
@@ -124,10 +126,7 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
     },
 
     async prune (before, batch) {
-      const ids = await db.selectFrom('commands').select('id').where('last_updated', '<', before).orderBy('id').limit(batch).execute()
-      if (ids.length === 0) return 0
-      const result = await db.deleteFrom('commands').where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
-      return Number(result.numDeletedRows)
+      return pruneMessages(db, 'commands', before, batch)
     }
   }
 }

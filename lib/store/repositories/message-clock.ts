@@ -14,9 +14,16 @@ export interface MessageClockTable {
   last_ts: number
 }
 
-/** The store's tables plus the message clock (kept here: only messaging uses it). */
-export interface MessagingDatabase extends Database {
+/** The store's tables plus what migration 0002 adds (kept here: only messaging uses it). */
+export type MessagingDatabase = Omit<Database, 'commands' | 'notifications'> & {
+  commands: Database['commands'] & { stored_at: number | null }
+  notifications: Database['notifications'] & { stored_at: number | null }
   message_clock: MessageClockTable
+}
+
+/** The same database with the messaging columns in its types. */
+export function messaging (db: Kysely<Database>): Kysely<MessagingDatabase> {
+  return db as unknown as Kysely<MessagingDatabase>
 }
 
 /**
@@ -29,7 +36,7 @@ export interface MessagingDatabase extends Database {
  * const ts = await nextMessageTimestamp(trx, Date.now())
  */
 export async function nextMessageTimestamp (db: Kysely<Database>, now: number, count = 1): Promise<number> {
-  const row = await (db as unknown as Kysely<MessagingDatabase>).updateTable('message_clock')
+  const row = await messaging(db).updateTable('message_clock')
     .set({ last_ts: sql<number>`case when last_ts + ${count} > ${now + count - 1} then last_ts + ${count} else ${now + count - 1} end` })
     .where('id', '=', 1)
     .returning('last_ts')
@@ -42,7 +49,7 @@ export async function nextMessageTimestamp (db: Kysely<Database>, now: number, c
  * only grows, so no transaction is needed; the waiter reads it after subscribing.
  */
 export async function readHighWater (db: Kysely<Database>, table: 'commands' | 'notifications'): Promise<HighWater> {
-  const row = await (db as unknown as Kysely<MessagingDatabase>).selectFrom('message_clock')
+  const row = await messaging(db).selectFrom('message_clock')
     .select([sql<number | null>`(select max(id) from ${sql.table(table)})`.as('max_id'), 'last_ts'])
     .where('id', '=', 1)
     .executeTakeFirst()
@@ -74,4 +81,22 @@ export function selectorWhere (selector: MessageSelector, nameColumn: 'command' 
   else if (nameColumn === 'notification' && options.excludeSystem) conditions.push(sql`${sql.ref(nameColumn)} not in (${sql.join([...SYSTEM_NOTIFICATIONS])})`)
   if (conditions.length === 0) return sql<SqlBool>`1 = 1`
   return sql<SqlBool>`${sql.join(conditions, sql` and `)}`
+}
+
+/**
+ * Deletes up to `batch` rows last written before `before` (by `stored_at`; rows from before
+ * migration 0002 by their own timestamp column).
+ */
+export async function pruneMessages (db: Kysely<Database>, table: 'commands' | 'notifications', before: number, batch: number): Promise<number> {
+  const m = messaging(db)
+  const fallback = table === 'commands' ? 'last_updated' : 'timestamp'
+  const ids = await m.selectFrom(table).select('id')
+    .where((eb) => eb.or([
+      eb('stored_at', '<', before),
+      eb.and([eb('stored_at', 'is', null), eb(fallback, '<', before)])
+    ]))
+    .orderBy('id').limit(batch).execute()
+  if (ids.length === 0) return 0
+  const result = await m.deleteFrom(table).where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
+  return Number(result.numDeletedRows)
 }

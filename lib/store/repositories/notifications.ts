@@ -3,7 +3,7 @@ import type { NotificationRecord, NotificationRepository } from '../../core/noti
 import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
-import { inTransaction, nextMessageTimestamp, readHighWater, selectorWhere } from './message-clock.js'
+import { inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
 
 export function toNotificationRecord (row: { id: number, notification: string, device_id: string, network_id: number | null, device_type_id: number | null, timestamp: number, parameters: string | null }): NotificationRecord {
   return {
@@ -23,13 +23,14 @@ export function createNotificationRepository (db: Kysely<Database>): Notificatio
       return inTransaction(db, async (trx) => {
         // The clock first: its row lock orders concurrent writers (R9).
         const assigned = await nextMessageTimestamp(trx, now)
-        const row = await trx.insertInto('notifications').values({
+        const row = await messaging(trx).insertInto('notifications').values({
           notification: n.notification,
           device_id: n.deviceId,
           network_id: n.networkId,
           device_type_id: n.deviceTypeId,
           parameters: encodeJson(n.parameters),
-          timestamp: n.timestamp ?? assigned
+          timestamp: n.timestamp ?? assigned,
+          stored_at: now
         }).returningAll().executeTakeFirstOrThrow()
         return toNotificationRecord(row)
       })
@@ -42,13 +43,14 @@ export function createNotificationRepository (db: Kysely<Database>): Notificatio
         const assigned = list.filter((n) => n.timestamp === undefined).length
         const last = assigned === 0 ? 0 : await nextMessageTimestamp(trx, now, assigned)
         let next = last - assigned
-        const rows = await trx.insertInto('notifications').values(list.map((n) => ({
+        const rows = await messaging(trx).insertInto('notifications').values(list.map((n) => ({
           notification: n.notification,
           device_id: n.deviceId,
           network_id: n.networkId,
           device_type_id: n.deviceTypeId,
           parameters: encodeJson(n.parameters),
-          timestamp: n.timestamp ?? ++next
+          timestamp: n.timestamp ?? ++next,
+          stored_at: now
         }))).returningAll().execute()
         // Identity values follow the VALUES order; RETURNING order is not promised.
         return rows.map(toNotificationRecord).sort((a, b) => a.id - b.id)
@@ -88,10 +90,7 @@ export function createNotificationRepository (db: Kysely<Database>): Notificatio
     },
 
     async prune (before, batch) {
-      const ids = await db.selectFrom('notifications').select('id').where('timestamp', '<', before).orderBy('id').limit(batch).execute()
-      if (ids.length === 0) return 0
-      const result = await db.deleteFrom('notifications').where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
-      return Number(result.numDeletedRows)
+      return pruneMessages(db, 'notifications', before, batch)
     }
   }
 }
