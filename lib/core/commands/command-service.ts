@@ -85,7 +85,7 @@ export function createCommandService (ctx: ServiceContext): CommandService {
   const { store, hub, clock } = ctx
   const shared = createSharedReader<CommandRecord | undefined>()
   const load = (event: HubEvent): Promise<CommandRecord | undefined> =>
-    shared.read(`${event.kind}:${event.id}`, () => store.commands.findById(event.id))
+    shared.read(event, () => store.commands.findById(event.id))
 
   async function runPoll (selector: MessageSelector, options: CommandPollOptions): Promise<CommandView[]> {
     const updated = options.returnUpdatedCommands === true

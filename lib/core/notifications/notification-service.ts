@@ -93,7 +93,7 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
   const { store, hub, clock } = ctx
   const shared = createSharedReader<NotificationRecord | undefined>()
   const load = (event: HubEvent): Promise<NotificationRecord | undefined> =>
-    shared.read(`notification:${event.id}`, () => store.notifications.findById(event.id))
+    shared.read(event, () => store.notifications.findById(event.id))
 
   async function runPoll (selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
     const given = parseQueryTimestamp(options.timestamp)

@@ -1,30 +1,28 @@
 /**
- * Coalesces identical reads in flight: every waiter woken by the same doorbell asks for the
- * same row, and they all share one store read instead of each doing its own.
+ * Shares one read between every waiter woken by the same doorbell: the hub hands the same event
+ * object to all its listeners, so the read is keyed by that object. A read is therefore always
+ * started after the write it was rung for (a later doorbell for the same row, e.g. a second
+ * update of a command, gets a fresh read, never a stale one in flight).
  */
 
 export interface SharedReader<V> {
-  read(key: string, load: () => Promise<V>): Promise<V>
-  /** Reads in flight (tests). */
-  readonly pending: number
+  read(event: object, load: () => Promise<V>): Promise<V>
 }
 
 /**
  * @example
  * const reader = createSharedReader<Row | undefined>()
- * const row = await reader.read(`notification:${id}`, () => store.notifications.findById(id))
+ * const row = await reader.read(event, () => store.notifications.findById(event.id))
  */
 export function createSharedReader<V> (): SharedReader<V> {
-  const inFlight = new Map<string, Promise<V>>()
+  const reads = new WeakMap<object, Promise<V>>()
   return {
-    get pending () {
-      return inFlight.size
-    },
-    read (key, load) {
-      const existing = inFlight.get(key)
-      if (existing !== undefined) return existing
-      const promise = load().finally(() => inFlight.delete(key))
-      inFlight.set(key, promise)
+    read (event, load) {
+      let promise = reads.get(event)
+      if (promise === undefined) {
+        promise = load()
+        reads.set(event, promise)
+      }
       return promise
     }
   }
