@@ -24,6 +24,8 @@ export interface StartServerOptions {
   admin?: { login?: string, password?: string }
   tokenLifetimes?: Partial<TokenLifetimes>
   limits?: Partial<Limits>
+  /** R8: how long commands and notifications are kept, in ms (default 30 days). */
+  retentionMs?: number
   logger?: FastifyServerOptions['logger']
   bodyLimit?: number
 }
@@ -62,7 +64,8 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
       jwtSecret: options.jwtSecret,
       admin: options.admin,
       tokenLifetimes: options.tokenLifetimes,
-      limits: options.limits
+      limits: options.limits,
+      retentionMs: options.retentionMs
     })
   } catch (error) {
     await doorbells?.close()

@@ -65,6 +65,7 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--admin-password <password>', 'password of the admin created on first start (else generated and printed once)').env('DEVICEHUB_ADMIN_PASSWORD'))
     .addOption(new Option('--access-token-lifetime <duration>', 'access token lifetime (e.g. 30m)').env('DEVICEHUB_ACCESS_TOKEN_LIFETIME').default(30 * 60_000, '30m').argParser(duration))
     .addOption(new Option('--refresh-token-lifetime <duration>', 'refresh token lifetime (e.g. 182d)').env('DEVICEHUB_REFRESH_TOKEN_LIFETIME').default(182 * 86_400_000, '182d').argParser(duration))
+    .addOption(new Option('--retention <duration>', 'how long commands and notifications are kept (e.g. 30d)').env('DEVICEHUB_RETENTION').default(30 * 86_400_000, '30d').argParser(duration))
     .addOption(new Option('--max-take <n>', 'largest page a list returns (R10)').env('DEVICEHUB_MAX_TAKE').default(10_000).argParser(integer(1, 1_000_000)))
     .addOption(new Option('--body-limit <bytes>', 'largest request body').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')

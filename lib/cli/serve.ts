@@ -15,6 +15,8 @@ export interface ServeOptions {
   accessTokenLifetime: number
   refreshTokenLifetime: number
   maxTake: number
+  /** R8: retention of commands and notifications, in ms. */
+  retention: number
   bodyLimit: number
   logLevel: string
 }
@@ -29,6 +31,7 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     admin: { login: options.adminLogin, password: options.adminPassword },
     tokenLifetimes: { accessMs: options.accessTokenLifetime, refreshMs: options.refreshTokenLifetime },
     limits: { maxTake: options.maxTake },
+    retentionMs: options.retention,
     bodyLimit: options.bodyLimit,
     logger: options.logLevel === 'silent' ? false : { level: options.logLevel }
   })

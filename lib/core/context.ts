@@ -1,6 +1,7 @@
 /** What every domain service is built from: the ports plus settings. */
 import type { AuthService } from './auth/auth-service.js'
 import type { Logger, Store } from './ports.js'
+import type { WaiterRegistry } from './realtime/cancellation.js'
 import type { Hub } from './realtime/hub.js'
 import type { Clock } from './time.js'
 
@@ -16,4 +17,6 @@ export interface ServiceContext {
   logger: Logger
   limits: Limits
   auth: AuthService
+  /** Pending long polls; released at shutdown so they answer `[]` at once. */
+  waiters: WaiterRegistry
 }

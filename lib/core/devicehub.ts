@@ -27,7 +27,10 @@ import { createPluginService } from './plugins/plugin-service.js'
 import type { Logger, Store } from './ports.js'
 import { silentLogger } from './ports.js'
 import type { Hub } from './realtime/hub.js'
+import { createWaiterRegistry } from './realtime/cancellation.js'
 import { createMemoryHub } from './realtime/memory-hub.js'
+import type { RetentionPruner } from './realtime/retention.js'
+import { DEFAULT_RETENTION_MS, createRetentionPruner } from './realtime/retention.js'
 import type { Clock } from './time.js'
 import { systemClock } from './time.js'
 import type { UserService } from './users/user-service.js'
@@ -48,6 +51,8 @@ export interface DeviceHubOptions {
   limits?: Partial<Limits>
   /** Strings for `/info/config/cluster`. */
   cluster?: Partial<ClusterInfo>
+  /** R8: how long commands and notifications are kept, in ms (default 30 days). */
+  retentionMs?: number
 }
 
 export interface DeviceHub {
@@ -68,7 +73,11 @@ export interface DeviceHub {
   readonly commands: CommandService
   readonly notifications: NotificationService
   readonly plugins: PluginService
-  /** Closes the hub and the store. Idempotent. */
+  /** The background pruning of old commands and notifications (R8). */
+  readonly retention: RetentionPruner
+  /** Answers every pending long poll with `[]` now (before a server closes). Idempotent. */
+  releaseWaiters(): void
+  /** Releases the waiters, stops the pruner, closes the hub and the store. Idempotent. */
   close(): Promise<void>
 }
 
@@ -91,7 +100,10 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const secret = await resolveJwtSecret(store, options.jwtSecret)
   const auth = createAuthService({ store, jwt: createJwtCodec(secret), clock, lifetimes })
   const bootstrap = await ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
-  const ctx: ServiceContext = { store, hub, clock, logger, limits, auth }
+  const waiters = createWaiterRegistry()
+  const ctx: ServiceContext = { store, hub, clock, logger, limits, auth, waiters }
+  const retention = createRetentionPruner({ store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS })
+  retention.start()
   let closing: Promise<void> | undefined
   return {
     store,
@@ -110,8 +122,14 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     commands: createCommandService(ctx),
     notifications: createNotificationService(ctx),
     plugins: createPluginService(ctx),
+    retention,
+    releaseWaiters () {
+      waiters.releaseAll()
+    },
     close () {
       closing ??= (async () => {
+        waiters.releaseAll()
+        await retention.stop()
         await hub.close()
         await store.close()
       })()

@@ -41,6 +41,8 @@ export const devicehubPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async
   installNotFoundHandler(instance)
   installCors(instance)
   installAuthHook(instance, hub)
+  // Pending long polls answer `[]` before the server stops, so close never waits on them.
+  instance.addHook('preClose', async () => hub.releaseWaiters())
 
   if (!instance.hasDecorator('swagger')) {
     await instance.register(swagger, {

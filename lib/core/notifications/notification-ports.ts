@@ -1,4 +1,6 @@
-import type { JsonObject } from '../ports.js'
+import type { HighWater } from '../commands/command-ports.js'
+import type { JsonObject, Page } from '../ports.js'
+import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
 
 export interface NotificationRecord {
   id: number
@@ -21,7 +23,29 @@ export interface NewNotification {
   timestamp?: number
 }
 
-// The messaging issue grows this interface (queries, poll reads, retention).
+export interface NotificationQuery extends Page, MessageScope {
+  start?: number
+  end?: number
+  notification?: string
+  sortField: 'timestamp' | 'notification'
+}
+
+export interface NotificationBacklogQuery extends MessageSelector {
+  after: number
+  limit: number
+}
+
 export interface NotificationRepository {
-  insert(notification: NewNotification): Promise<NotificationRecord>
+  /**
+   * Inserts in one transaction with the message clock: without a client timestamp the row
+   * gets `max(last + 1, now)`, so server timestamps strictly increase in commit order (R9).
+   */
+  insert(notification: NewNotification, now?: number): Promise<NotificationRecord>
+  /** Several inserts in one statement and one clock step; records in the order given. */
+  insertMany(notifications: readonly NewNotification[], now: number): Promise<NotificationRecord[]>
+  findById(id: number): Promise<NotificationRecord | undefined>
+  query(filter: NotificationQuery): Promise<NotificationRecord[]>
+  backlog(query: NotificationBacklogQuery): Promise<NotificationRecord[]>
+  highWater(): Promise<HighWater>
+  prune(before: number, batch: number): Promise<number>
 }

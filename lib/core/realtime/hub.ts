@@ -32,7 +32,12 @@ export interface Hub {
    * memory hub delivers after commit (`tx.afterCommit`). Without `tx` it rings at once.
    */
   publish(event: HubEvent, tx?: Store): Promise<void>
-  /** Registers a listener; returns the function that removes it. */
+  /**
+   * Registers a listener; returns the function that removes it (idempotent). A hub should hand
+   * the same event object to every listener: waiters woken by one event share one read keyed by
+   * it (a distinct object per listener stays correct, only costs more reads). A listener that
+   * throws must not stop delivery to the others.
+   */
   subscribe(listener: HubListener): () => void
   close(): Promise<void>
 }

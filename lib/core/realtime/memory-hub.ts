@@ -12,10 +12,19 @@ export interface MemoryHub extends Hub {
  * const off = hub.subscribe((event) => console.log(event.id))
  * off()
  */
-export function createMemoryHub (): MemoryHub {
+export function createMemoryHub (options: { onListenerError?: (error: unknown) => void } = {}): MemoryHub {
   const listeners = new Set<HubListener>()
+  let closed = false
   const deliver = (event: HubEvent): void => {
-    for (const listener of [...listeners]) listener(event)
+    if (closed) return
+    // A copy: listeners unsubscribe themselves while being called.
+    for (const listener of [...listeners]) {
+      try {
+        listener(event)
+      } catch (error) {
+        options.onListenerError?.(error)
+      }
+    }
   }
   return {
     get size () {
@@ -32,6 +41,7 @@ export function createMemoryHub (): MemoryHub {
       }
     },
     async close () {
+      closed = true
       listeners.clear()
     }
   }

@@ -1,5 +1,164 @@
+/** Device commands: query, get, insert, update, long polls, wait (spec §6.2-§6.8). */
+import { Type } from 'typebox'
+import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { clientGone } from '../request-signal.js'
+import { JsonObjectInput, JsonObjectOrNull, NullableString, Timestamp, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
 
-// Grown by its issue; registered from routes/index.ts.
-export function commandRoutes (_app: App, _hub: DeviceHub): void {}
+const Command = Type.Object({
+  id: Type.Integer(),
+  command: Type.String(),
+  timestamp: Timestamp,
+  lastUpdated: Timestamp,
+  userId: Type.Union([Type.Integer(), Type.Null()]),
+  deviceId: Type.String(),
+  networkId: Type.Integer(),
+  deviceTypeId: Type.Integer(),
+  parameters: JsonObjectOrNull,
+  lifetime: Type.Union([Type.Integer(), Type.Null()]),
+  status: NullableString,
+  result: JsonObjectOrNull
+})
+const CommandInsert = Type.Object({
+  id: Type.Integer(),
+  timestamp: Timestamp,
+  lastUpdated: Timestamp,
+  userId: Type.Union([Type.Integer(), Type.Null()])
+})
+const DeviceParams = Type.Object({ deviceId: Type.String() })
+const CommandParams = Type.Object({ deviceId: Type.String(), commandId: Type.String() })
+// Null first: Ajv coerces types, and would turn a null into "" or 0 for an earlier branch.
+const TimestampInput = Type.Union([Type.Null(), Type.String(), Type.Integer()])
+const WaitTimeout = Type.Integer({ description: 'seconds, 0..60, default 30' })
+
+const PollQuery = {
+  names: Type.Optional(Type.String({ description: 'CSV of command names' })),
+  timestamp: Type.Optional(Type.String({ description: 'cursor: commands strictly after it' })),
+  waitTimeout: Type.Optional(WaitTimeout),
+  limit: Type.Optional(Type.Integer({ description: 'backlog cap, default 100' }))
+}
+
+const tags = ['commands']
+const security = [{ bearer: [] }]
+
+export function commandRoutes (app: App, hub: DeviceHub): void {
+  app.get('/device/command/poll', {
+    config: { action: Action.GetDeviceCommand },
+    schema: {
+      tags,
+      summary: 'Long-poll for commands of many devices',
+      security,
+      querystring: Type.Object({
+        ...PollQuery,
+        deviceId: Type.Optional(Type.String()),
+        deviceIds: Type.Optional(Type.String({ description: 'CSV of device ids (R2)' })),
+        networkIds: Type.Optional(Type.String({ description: 'CSV of network ids' })),
+        deviceTypeIds: Type.Optional(Type.String({ description: 'CSV of device type ids' })),
+        returnUpdatedCommands: Type.Optional(Type.Boolean())
+      }),
+      response: { 200: Type.Array(Command), ...errorResponses }
+    }
+  }, async (request, reply) => hub.commands.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
+
+  app.get('/device/:deviceId/command/poll', {
+    config: { action: Action.GetDeviceCommand },
+    schema: {
+      tags,
+      summary: 'Long-poll for commands of one device',
+      security,
+      params: DeviceParams,
+      querystring: Type.Object({ ...PollQuery, returnUpdatedCommands: Type.Optional(Type.Boolean()) }),
+      response: { 200: Type.Array(Command), ...errorResponses }
+    }
+  }, async (request, reply) => hub.commands.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
+
+  app.get('/device/:deviceId/command/:commandId/poll', {
+    config: { action: Action.GetDeviceCommand },
+    schema: {
+      tags,
+      summary: 'Wait until a command is updated',
+      security,
+      params: CommandParams,
+      querystring: Type.Object({ waitTimeout: Type.Optional(WaitTimeout) }),
+      response: { 200: Command, 204: Type.Null(), ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const command = await hub.commands.wait(request.principal, { ...request.params, waitTimeout: request.query.waitTimeout, signal: clientGone(reply) })
+    if (command === null) return reply.code(204).send(null)
+    return command
+  })
+
+  app.get('/device/:deviceId/command', {
+    config: { action: Action.GetDeviceCommand },
+    schema: {
+      tags,
+      summary: 'Query the commands of a device',
+      security,
+      params: DeviceParams,
+      querystring: Type.Object({
+        start: Type.Optional(Type.String()),
+        end: Type.Optional(Type.String()),
+        command: Type.Optional(Type.String()),
+        status: Type.Optional(Type.String()),
+        sortField: Type.Optional(Type.String()),
+        sortOrder: Type.Optional(Type.String()),
+        take: Type.Optional(Type.Integer({ minimum: 0 })),
+        skip: Type.Optional(Type.Integer({ minimum: 0 }))
+      }),
+      response: { 200: Type.Array(Command), ...errorResponses }
+    }
+  }, async (request) => hub.commands.query(request.principal, { ...request.query, deviceId: request.params.deviceId }))
+
+  app.get('/device/:deviceId/command/:commandId', {
+    config: { action: Action.GetDeviceCommand },
+    schema: {
+      tags,
+      summary: 'Get one command',
+      security,
+      params: CommandParams,
+      querystring: Type.Object({ returnUpdatedCommands: Type.Optional(Type.Boolean()) }),
+      response: { 200: Command, ...errorResponses }
+    }
+  }, async (request) => hub.commands.get(request.principal, { ...request.params, returnUpdatedCommands: request.query.returnUpdatedCommands }))
+
+  app.post('/device/:deviceId/command', {
+    config: { action: Action.CreateDeviceCommand },
+    schema: {
+      tags,
+      summary: 'Send a command to a device',
+      security,
+      params: DeviceParams,
+      body: Type.Object({
+        command: Type.Optional(Type.String({ maxLength: 128 })),
+        timestamp: Type.Optional(TimestampInput),
+        parameters: Type.Optional(JsonObjectInput),
+        lifetime: Type.Optional(Type.Union([Type.Null(), Type.Integer({ minimum: 0, maximum: 2_147_483_647 })])),
+        status: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 128 })])),
+        result: Type.Optional(JsonObjectInput)
+      }),
+      response: { 201: CommandInsert, ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const view = await hub.commands.insert(request.principal, { deviceId: request.params.deviceId, body: request.body })
+    return reply.code(201).send(view)
+  })
+
+  app.put('/device/:deviceId/command/:commandId', {
+    config: { action: Action.UpdateDeviceCommand },
+    schema: {
+      tags,
+      summary: 'Report a command\'s status and result',
+      security,
+      params: CommandParams,
+      body: Type.Object({
+        status: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 128 })])),
+        result: Type.Optional(JsonObjectInput)
+      }),
+      response: { 204: Type.Null(), ...errorResponses }
+    }
+  }, async (request, reply) => {
+    await hub.commands.update(request.principal, { ...request.params, body: request.body })
+    return reply.code(204).send(null)
+  })
+}

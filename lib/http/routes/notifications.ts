@@ -1,5 +1,108 @@
+/** Device notifications: query, get, insert, long polls (spec §6.9-§6.13). */
+import { Type } from 'typebox'
+import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { clientGone } from '../request-signal.js'
+import { JsonObjectInput, JsonObjectOrNull, Timestamp, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
 
-// Grown by its issue; registered from routes/index.ts.
-export function notificationRoutes (_app: App, _hub: DeviceHub): void {}
+const Notification = Type.Object({
+  id: Type.Integer(),
+  notification: Type.String(),
+  deviceId: Type.String(),
+  networkId: Type.Union([Type.Integer(), Type.Null()]),
+  deviceTypeId: Type.Union([Type.Integer(), Type.Null()]),
+  timestamp: Timestamp,
+  parameters: JsonObjectOrNull
+})
+const NotificationInsert = Type.Object({ id: Type.Integer(), timestamp: Timestamp })
+const DeviceParams = Type.Object({ deviceId: Type.String() })
+const PollQuery = {
+  names: Type.Optional(Type.String({ description: 'CSV of notification names' })),
+  timestamp: Type.Optional(Type.String({ description: 'cursor: notifications strictly after it' })),
+  waitTimeout: Type.Optional(Type.Integer({ description: 'seconds, 0..60, default 30' }))
+}
+
+const tags = ['notifications']
+const security = [{ bearer: [] }]
+
+export function notificationRoutes (app: App, hub: DeviceHub): void {
+  app.get('/device/notification/poll', {
+    config: { action: Action.GetDeviceNotification },
+    schema: {
+      tags,
+      summary: 'Long-poll for notifications of many devices',
+      security,
+      querystring: Type.Object({
+        ...PollQuery,
+        deviceId: Type.Optional(Type.String()),
+        deviceIds: Type.Optional(Type.String({ description: 'CSV of device ids (R2)' })),
+        networkIds: Type.Optional(Type.String({ description: 'CSV of network ids' })),
+        deviceTypeIds: Type.Optional(Type.String({ description: 'CSV of device type ids' }))
+      }),
+      response: { 200: Type.Array(Notification), ...errorResponses }
+    }
+  }, async (request, reply) => hub.notifications.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
+
+  app.get('/device/:deviceId/notification/poll', {
+    config: { action: Action.GetDeviceNotification },
+    schema: {
+      tags,
+      summary: 'Long-poll for notifications of one device',
+      security,
+      params: DeviceParams,
+      querystring: Type.Object(PollQuery),
+      response: { 200: Type.Array(Notification), ...errorResponses }
+    }
+  }, async (request, reply) => hub.notifications.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
+
+  app.get('/device/:deviceId/notification', {
+    config: { action: Action.GetDeviceNotification },
+    schema: {
+      tags,
+      summary: 'Query the notifications of a device',
+      security,
+      params: DeviceParams,
+      querystring: Type.Object({
+        start: Type.Optional(Type.String()),
+        end: Type.Optional(Type.String()),
+        notification: Type.Optional(Type.String()),
+        sortField: Type.Optional(Type.String()),
+        sortOrder: Type.Optional(Type.String()),
+        take: Type.Optional(Type.Integer({ minimum: 0 })),
+        skip: Type.Optional(Type.Integer({ minimum: 0 }))
+      }),
+      response: { 200: Type.Array(Notification), ...errorResponses }
+    }
+  }, async (request) => hub.notifications.query(request.principal, { ...request.query, deviceId: request.params.deviceId }))
+
+  app.get('/device/:deviceId/notification/:id', {
+    config: { action: Action.GetDeviceNotification },
+    schema: {
+      tags,
+      summary: 'Get one notification',
+      security,
+      params: Type.Object({ deviceId: Type.String(), id: Type.String() }),
+      response: { 200: Notification, ...errorResponses }
+    }
+  }, async (request) => hub.notifications.get(request.principal, request.params))
+
+  app.post('/device/:deviceId/notification', {
+    config: { action: Action.CreateDeviceNotification },
+    schema: {
+      tags,
+      summary: 'Send a notification from a device',
+      security,
+      params: DeviceParams,
+      body: Type.Object({
+        notification: Type.String({ minLength: 1, maxLength: 128 }),
+        timestamp: Type.Optional(Type.Union([Type.Null(), Type.String(), Type.Integer()])),
+        parameters: Type.Optional(JsonObjectInput)
+      }),
+      response: { 201: NotificationInsert, ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const view = await hub.notifications.insert(request.principal, { deviceId: request.params.deviceId, body: request.body })
+    return reply.code(201).send(view)
+  })
+}

@@ -5,6 +5,7 @@
 import type { ColumnDataType, ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely'
 import { Migrator } from 'kysely'
 import { initialMigration } from './0001-initial.js'
+import { messageClockMigration } from './0002-message-clock.js'
 
 /** What a migration may vary by dialect: only how an identity primary key is declared. */
 export interface MigrationDialect {
@@ -26,7 +27,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
   return {
     async getMigrations (): Promise<Record<string, Migration>> {
       return {
-        '0001-initial': initialMigration(dialect)
+        '0001-initial': initialMigration(dialect),
+        '0002-message-clock': messageClockMigration()
       }
     }
   }

@@ -1,0 +1,8 @@
+// The few autocannon (v8) fields the benchmarks use; the package ships no types.
+declare module 'autocannon' {
+  interface Histogram { average: number, p50: number, p99: number }
+  interface Result { requests: Histogram, latency: Histogram, errors: number, non2xx: number }
+  interface Options { url: string, method?: string, connections?: number, duration?: number, headers?: Record<string, string>, body?: string }
+  function autocannon (options: Options): Promise<Result>
+  export default autocannon
+}

@@ -1,0 +1,44 @@
+/**
+ * The devicehub server under test, in its own process: SQLite on a file, loopback, port 0.
+ * Tells the parent its URL and an admin token over IPC and answers `stats` requests (RSS after
+ * a GC, and parked waiters) so the parent can measure from outside.
+ *
+ * With BENCH_INIT=1 it only initialises the database and exits: the first start hashes the
+ * admin password with scrypt, whose memory would otherwise stay in the measured RSS.
+ */
+import type { MemoryHub } from '../../lib/core/realtime/memory-hub.js'
+import { startServer } from '../../lib/start-server.js'
+
+const db = process.env.BENCH_DB
+if (db === undefined) throw new Error('BENCH_DB is not set')
+const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false })
+if (process.env.BENCH_INIT === '1') {
+  await server.hub.store.devices.insert({ id: 'bench-device', name: 'bench', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  for (let i = 0; i < 100; i++) {
+    await server.hub.store.devices.insert({ id: `pair-${i}`, name: `pair ${i}`, data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  }
+  await server.close()
+  process.exit(0)
+}
+const { accessToken } = await server.adminTokens()
+const gc = (globalThis as { gc?: () => void }).gc
+
+process.on('message', (message: { type: string }) => {
+  if (message.type === 'stats') {
+    gc?.()
+    process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: (server.hub.hub as MemoryHub).size })
+  } else if (message.type === 'stop') {
+    server.close().finally(() => process.exit(0))
+  }
+})
+process.send!({ type: 'ready', url: server.url, token: accessToken })
+
+if (process.env.BENCH_LAG === '1') {
+  // Diagnostics: report event-loop stalls over 50 ms.
+  let last = performance.now()
+  setInterval(() => {
+    const now = performance.now()
+    if (now - last > 60) console.error(`event loop stalled ${(now - last - 10).toFixed(0)} ms`)
+    last = now
+  }, 10).unref()
+}

@@ -1,0 +1,127 @@
+/** Shared pieces of the benchmarks: child servers over IPC, a keep-alive JSON client, stats. */
+import type { ChildProcess } from 'node:child_process'
+import { execFileSync, fork } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export interface ChildServer {
+  /** Base URL: the REST base for devicehub, the root for the baseline. */
+  url: string
+  token: string
+  stats(): Promise<{ rss: number, heap: number, waiters: number }>
+  stop(): Promise<void>
+}
+
+let benchDir: string | undefined
+let buildDir: string | undefined
+
+/**
+ * Compiles lib/ and the child servers to plain JavaScript once per run (about 4 s), so the
+ * servers run like a deployed build: no TypeScript loader thread and none of its per-function
+ * overhead in the measured memory.
+ */
+function compiledChildren (): string {
+  if (buildDir !== undefined) return buildDir
+  const root = fileURLToPath(new URL('..', import.meta.url))
+  const dir = mkdtempSync(join(tmpdir(), 'devicehub-bench-build-'))
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'bench', 'tsconfig.children.json'), '--outDir', dir], { stdio: 'inherit' })
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n')
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  buildDir = dir
+  return dir
+}
+
+/** A database initialised once per run (first start, admin, bench devices) in a throw-away process. */
+async function benchDatabase (script: string): Promise<string> {
+  if (benchDir === undefined) {
+    benchDir = mkdtempSync(join(tmpdir(), 'devicehub-bench-'))
+    process.on('exit', () => rmSync(benchDir!, { recursive: true, force: true }))
+  }
+  const db = join(benchDir, `bench-${Date.now()}.db`)
+  const init = fork(script, [], { execArgv: [], env: { ...process.env, BENCH_DB: db, BENCH_INIT: '1' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const [code] = await once(init, 'exit') as [number]
+  if (code !== 0) throw new Error(`database initialisation exited with ${code}`)
+  return db
+}
+
+/**
+ * Starts the compiled `bench/children/<name>` in its own process (with --expose-gc, so RSS is
+ * measured after a collection) and waits for its URL. devicehub gets a fresh SQLite file.
+ */
+export async function startChild (name: 'devicehub-server' | 'baseline-server'): Promise<ChildServer> {
+  const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
+  const env = name === 'devicehub-server' ? { ...process.env, BENCH_DB: await benchDatabase(script) } : process.env
+  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc'], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const ready = await new Promise<{ url: string, token: string }>((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)))
+    child.once('message', (m: { type: string, url: string, token: string }) => resolve(m))
+  })
+  child.removeAllListeners('exit')
+  return {
+    ...ready,
+    stats: () => new Promise((resolve) => {
+      child.once('message', (m: { rss: number, heap: number, waiters: number }) => resolve(m))
+      child.send({ type: 'stats' })
+    }),
+    stop: () => new Promise((resolve) => {
+      child.once('exit', () => resolve())
+      child.send({ type: 'stop' })
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+    })
+  }
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity })
+
+/** One JSON request over a keep-alive agent (lighter than fetch, so the client costs less CPU). */
+export function request (method: string, url: string, token: string, body?: unknown): Promise<{ status: number, body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body)
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+    if (payload !== undefined) {
+      headers['content-type'] = 'application/json'
+      headers['content-length'] = String(Buffer.byteLength(payload))
+    }
+    const req = http.request(url, { method, agent, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString()
+        resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : JSON.parse(text) })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
+
+export function percentile (sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Prints rows as an aligned text table. */
+export function printTable (title: string, header: string[], rows: Array<Array<string | number>>): void {
+  const cells = [header, ...rows.map((r) => r.map((c) => typeof c === 'number' ? formatNumber(c) : c))]
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)))
+  console.log(`\n${title}`)
+  for (const [index, row] of cells.entries()) {
+    console.log(row.map((c, i) => String(c).padEnd(widths[i]!)).join('  '))
+    if (index === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '))
+  }
+}
+
+function formatNumber (n: number): string {
+  if (!Number.isFinite(n)) return String(n)
+  return Number.isInteger(n) ? String(n) : n.toFixed(2)
+}

@@ -1,0 +1,136 @@
+/**
+ * The long-poll waiter (spec §7.3): subscribe first, then read the backlog; if it is empty,
+ * wait for the first matching doorbell, the timeout, the client going away or shutdown. No
+ * store connection is held while waiting, and every exit removes the listener and the timer.
+ */
+import type { HighWater } from '../commands/command-ports.js'
+import type { Cancellation, WaiterRegistry } from './cancellation.js'
+import type { Hub, HubEvent } from './hub.js'
+
+export interface LongPollSpec<T> {
+  hub: Hub
+  /** Seconds to wait when the backlog is empty (0 = answer at once). */
+  waitSeconds: number
+  /** Ends the wait early with `[]` (the client went away). */
+  signal?: Cancellation
+  /** Releases the wait at shutdown. */
+  waiters?: WaiterRegistry
+  /** Cheap check on the doorbell's routing keys, before any read. */
+  routes(event: HubEvent): boolean
+  highWater(): Promise<HighWater>
+  /** The backlog, given where the store stood at subscribe time; `null` = answer `[]` now, no wait. */
+  backlog(mark: HighWater): Promise<T[] | null>
+  /** The item a doorbell names (shared between waiters); undefined when gone. */
+  load(event: HubEvent): Promise<T | undefined>
+  /** Full check of a live item: filters, scope, and that it is new for this waiter. */
+  accepts(item: T, mark: HighWater): boolean
+}
+
+/**
+ * Runs one long poll and resolves with the backlog, one live item, or `[]`.
+ *
+ * @example
+ * const items = await longPoll({ hub, waitSeconds: 30, signal, waiters, routes, highWater, backlog, load, accepts })
+ */
+export function longPoll<T> (spec: LongPollSpec<T>): Promise<T[]> {
+  if (spec.signal?.aborted === true || spec.waiters?.closed === true) return Promise.resolve([])
+  if (spec.waitSeconds <= 0) return spec.highWater().then((mark) => spec.backlog(mark)).then((items) => items ?? [])
+  return new Waiter(spec).promise
+}
+
+/**
+ * One parked poll as one object (thousands may be parked at once, so it keeps to a few
+ * fields and two bound callbacks rather than a closure per step).
+ */
+class Waiter<T> {
+  readonly promise: Promise<T[]>
+  private resolve!: (items: T[]) => void
+  private reject!: (error: unknown) => void
+  /** Reads started for the doorbells that rang, in order. */
+  private queue: Array<Promise<T | undefined>> = []
+  private mark: HighWater | undefined
+  private done = false
+  private draining = false
+  private timer: NodeJS.Timeout | undefined
+  private readonly unsubscribe: () => void
+  private unregister: (() => void) | undefined
+  private readonly spec: LongPollSpec<T>
+
+  constructor (spec: LongPollSpec<T>) {
+    this.spec = spec
+    this.promise = new Promise<T[]>((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+    // Subscribe first: a doorbell that rings while the backlog is read is kept, not lost.
+    this.unsubscribe = spec.hub.subscribe(this.onEvent)
+    spec.highWater()
+      .then((mark) => {
+        this.mark = mark
+        return spec.backlog(mark)
+      })
+      .then((backlog) => {
+        if (backlog === null) this.finish([])
+        else if (backlog.length > 0) this.finish(backlog)
+        else this.park()
+      }, this.fail)
+  }
+
+  private readonly onEvent = (event: HubEvent): void => {
+    if (this.done || !this.spec.routes(event)) return
+    const read = this.spec.load(event)
+    read.catch(() => undefined)
+    this.queue.push(read)
+    if (this.mark !== undefined && this.timer !== undefined) void this.drain()
+  }
+
+  private readonly release = (): void => {
+    this.finish([])
+  }
+
+  private readonly fail = (error: unknown): void => {
+    if (this.done) return
+    this.cleanup()
+    this.reject(error)
+  }
+
+  private park (): void {
+    if (this.done) return
+    const { signal, waiters, waitSeconds } = this.spec
+    this.timer = setTimeout(this.release, waitSeconds * 1000)
+    if (signal !== undefined) signal.addEventListener('abort', this.release)
+    if (waiters !== undefined) this.unregister = waiters.add(this.release)
+    if (signal?.aborted === true || waiters?.closed === true) this.finish([])
+    else void this.drain()
+  }
+
+  private async drain (): Promise<void> {
+    if (this.draining) return
+    this.draining = true
+    try {
+      while (!this.done && this.queue.length > 0) {
+        const item = await this.queue.shift()!
+        if (item !== undefined && !this.done && this.spec.accepts(item, this.mark!)) this.finish([item])
+      }
+    } catch (error) {
+      this.fail(error)
+    } finally {
+      this.draining = false
+    }
+  }
+
+  private finish (items: T[]): void {
+    if (this.done) return
+    this.cleanup()
+    this.resolve(items)
+  }
+
+  private cleanup (): void {
+    this.done = true
+    this.queue = []
+    this.unsubscribe()
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.spec.signal?.removeEventListener('abort', this.release)
+    this.unregister?.()
+  }
+}

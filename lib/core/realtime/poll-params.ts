@@ -1,0 +1,63 @@
+/** Parsing and checks of the long-poll and query parameters, with the contract's messages (§6.7). */
+import { badRequest } from '../errors.js'
+import { parseTimestamp } from '../time.js'
+
+export const DEFAULT_WAIT_SECONDS = 30
+export const MAX_WAIT_SECONDS = 60
+
+/** `waitTimeout`: default 30, 0..60 (the trailing spaces are Java's). */
+export function parseWaitTimeout (value: number | undefined): number {
+  if (value === undefined) return DEFAULT_WAIT_SECONDS
+  if (value < 0) throw badRequest('Timeout can\'t be less than 0 seconds. ')
+  if (value > MAX_WAIT_SECONDS) throw badRequest('Timeout can\'t be more than 60 seconds. ')
+  return value
+}
+
+/** `limit` of command polls: default 100, not negative. */
+export function parseLimit (value: number | undefined): number {
+  if (value === undefined) return 100
+  if (value < 0) throw badRequest('Limit can\'t be less than 0.')
+  return value
+}
+
+/** A timestamp query parameter: undefined when absent or empty; 400 when unparseable (§1.4). */
+export function parseQueryTimestamp (value: string | undefined): number | undefined {
+  const parsed = parseTimestamp(value)
+  if (parsed === null) throw badRequest('Unparseable timestamp')
+  return parsed
+}
+
+/** A CSV of names; absent or empty = no filter. */
+export function parseNames (value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined
+  const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '')
+  return names.length === 0 ? undefined : names
+}
+
+/** A CSV of integer ids; absent or empty = no filter; anything else is 400. */
+export function parseIdList (value: string | undefined): number[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined
+  const ids = value.split(',').map((p) => p.trim()).filter((p) => p !== '')
+  if (ids.length === 0) return undefined
+  return ids.map((p) => {
+    if (!/^\d+$/.test(p) || !Number.isSafeInteger(Number(p))) throw badRequest()
+    return Number(p)
+  })
+}
+
+/** A CSV of device ids (R2). */
+export function parseDeviceIds (value: string | undefined): string[] | undefined {
+  return parseNames(value)
+}
+
+/** A numeric path id; anything else answers `notFoundError` (spec §6.3: 404, not 500). */
+export function parsePathId (value: string, notFoundError: () => Error): number {
+  if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(Number(value))) throw notFoundError()
+  return Number(value)
+}
+
+/** `sortOrder` of message queries: DESC unless given; anything but DESC is ascending (§6.2). */
+export function parseMessageSortOrder (value: string | undefined): 'ASC' | 'DESC' {
+  if (value === undefined || value === '') return 'DESC'
+  return value.toUpperCase() === 'DESC' ? 'DESC' : 'ASC'
+}

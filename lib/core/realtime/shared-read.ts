@@ -1,0 +1,29 @@
+/**
+ * Shares one read between every waiter woken by the same doorbell: the hub hands the same event
+ * object to all its listeners, so the read is keyed by that object. A read is therefore always
+ * started after the write it was rung for (a later doorbell for the same row, e.g. a second
+ * update of a command, gets a fresh read, never a stale one in flight).
+ */
+
+export interface SharedReader<V> {
+  read(event: object, load: () => Promise<V>): Promise<V>
+}
+
+/**
+ * @example
+ * const reader = createSharedReader<Row | undefined>()
+ * const row = await reader.read(event, () => store.notifications.findById(event.id))
+ */
+export function createSharedReader<V> (): SharedReader<V> {
+  const reads = new WeakMap<object, Promise<V>>()
+  return {
+    read (event, load) {
+      let promise = reads.get(event)
+      if (promise === undefined) {
+        promise = load()
+        reads.set(event, promise)
+      }
+      return promise
+    }
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The message clock of migration 0002 and the filters shared by the command and notification
+ * repositories. Portable SQL only (a CASE instead of SQLite's max() / PostgreSQL's greatest()).
+ */
+import type { Kysely, RawBuilder, SqlBool } from 'kysely'
+import { sql } from 'kysely'
+import type { HighWater } from '../../core/commands/command-ports.js'
+import type { MessageSelector } from '../../core/realtime/message-filter.js'
+import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
+import type { Database } from '../database.js'
+
+export interface MessageClockTable {
+  id: number
+  last_ts: number
+}
+
+/** The store's tables plus what migration 0002 adds (kept here: only messaging uses it). */
+export type MessagingDatabase = Omit<Database, 'commands' | 'notifications'> & {
+  commands: Database['commands'] & { stored_at: number | null }
+  notifications: Database['notifications'] & { stored_at: number | null }
+  message_clock: MessageClockTable
+}
+
+/** The same database with the messaging columns in its types. */
+export function messaging (db: Kysely<Database>): Kysely<MessagingDatabase> {
+  return db as unknown as Kysely<MessagingDatabase>
+}
+
+/**
+ * Advances the clock to `max(last_ts + count, now + count - 1)` and returns the new value, so
+ * the `count` stamps it hands out (value-count+1 .. value) are all after the last one and none
+ * is before `now`. Call it inside the write transaction, first, so the row lock orders
+ * concurrent writers (commit order = id order = timestamp order).
+ *
+ * @example
+ * const ts = await nextMessageTimestamp(trx, Date.now())
+ */
+export async function nextMessageTimestamp (db: Kysely<Database>, now: number, count = 1): Promise<number> {
+  const row = await messaging(db).updateTable('message_clock')
+    .set({ last_ts: sql<number>`case when last_ts + ${count} > ${now + count - 1} then last_ts + ${count} else ${now + count - 1} end` })
+    .where('id', '=', 1)
+    .returning('last_ts')
+    .executeTakeFirstOrThrow()
+  return Number(row.last_ts)
+}
+
+/**
+ * Where a message table stands, in one statement: its largest id and the message clock. Each
+ * only grows, so no transaction is needed; the waiter reads it after subscribing.
+ */
+export async function readHighWater (db: Kysely<Database>, table: 'commands' | 'notifications'): Promise<HighWater> {
+  const row = await messaging(db).selectFrom('message_clock')
+    .select([sql<number | null>`(select max(id) from ${sql.table(table)})`.as('max_id'), 'last_ts'])
+    .where('id', '=', 1)
+    .executeTakeFirst()
+  return { id: Number(row?.max_id ?? 0), clock: Number(row?.last_ts ?? 0) }
+}
+
+/** Runs `fn` in a transaction unless `db` already is one. */
+export async function inTransaction<T> (db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return fn(db)
+  return db.transaction().execute(fn)
+}
+
+/**
+ * The scope, device and name conditions of a {@link MessageSelector} for either message
+ * table. Without `names`, polls leave out the system notifications (R3); queries list them.
+ *
+ * @example
+ * db.selectFrom('notifications').selectAll().where(selectorWhere(selector, 'notification'))
+ */
+export function selectorWhere (selector: MessageSelector, nameColumn: 'command' | 'notification', options: { excludeSystem: boolean } = { excludeSystem: true }): RawBuilder<SqlBool> {
+  const conditions: Array<RawBuilder<unknown>> = []
+  const inList = (column: string, values: ReadonlyArray<string | number>, empty: string | number): RawBuilder<unknown> =>
+    sql`${sql.ref(column)} in (${sql.join(values.length === 0 ? [empty] : [...values])})`
+  const { scope } = selector
+  if (selector.deviceIds !== undefined) conditions.push(inList('device_id', selector.deviceIds, ''))
+  if (scope.networkIds !== 'all') conditions.push(inList('network_id', scope.networkIds, -1))
+  if (scope.deviceTypeIds !== 'all') conditions.push(inList('device_type_id', scope.deviceTypeIds, -1))
+  if (selector.names !== undefined) conditions.push(inList(nameColumn, selector.names, ''))
+  else if (nameColumn === 'notification' && options.excludeSystem) conditions.push(sql`${sql.ref(nameColumn)} not in (${sql.join([...SYSTEM_NOTIFICATIONS])})`)
+  if (conditions.length === 0) return sql<SqlBool>`1 = 1`
+  return sql<SqlBool>`${sql.join(conditions, sql` and `)}`
+}
+
+/**
+ * Deletes up to `batch` rows last written before `before` (by `stored_at`; rows from before
+ * migration 0002 by their own timestamp column).
+ */
+export async function pruneMessages (db: Kysely<Database>, table: 'commands' | 'notifications', before: number, batch: number): Promise<number> {
+  const m = messaging(db)
+  const fallback = table === 'commands' ? 'last_updated' : 'timestamp'
+  const ids = await m.selectFrom(table).select('id')
+    .where((eb) => eb.or([
+      eb('stored_at', '<', before),
+      eb.and([eb('stored_at', 'is', null), eb(fallback, '<', before)])
+    ]))
+    .orderBy('id').limit(batch).execute()
+  if (ids.length === 0) return 0
+  const result = await m.deleteFrom(table).where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
