@@ -1,5 +1,6 @@
 import pg from 'pg'
 import t from 'tap'
+import { createMigrationProvider, postgresMigrationDialect } from '../../lib/store/migrations/index.js'
 import { DeviceHubError } from '../../lib/core/errors.js'
 import { openPostgresStore, postgresDialect } from '../../lib/store/dialects/postgres.js'
 import { storeContract } from '../fixtures/store-contract.js'
@@ -47,7 +48,8 @@ if (url === undefined) {
     t.teardown(() => again.close())
     t.ok(await again.networks.findByName('only-in-a'), 'the data is still there')
     const rows = await again.db.selectFrom('devicehub_migrations' as never).selectAll().execute()
-    t.equal(rows.length, 1, 'one migration recorded')
+    const shipped = Object.keys(await createMigrationProvider(postgresMigrationDialect).getMigrations()).length
+    t.equal(rows.length, shipped, 'each shipped migration recorded once')
   })
 
   t.test('migrate: false leaves a fresh schema empty', async (t) => {
