@@ -55,13 +55,6 @@ export const systemPrincipal: SystemPrincipal = {
   fullScope: true
 }
 
-/** The user behind a principal, if any (plugins act for their owner). */
-export function principalUser (principal: Principal): UserRecord | undefined {
-  if (principal.kind === 'user') return principal.user
-  if (principal.kind === 'plugin') return principal.owner
-  return undefined
-}
-
 export interface Assignments {
   networkIds: readonly number[]
   deviceTypeIds: readonly number[]

@@ -5,7 +5,6 @@
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
-import { principalUser } from '../auth/principal.js'
 import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, notFound } from '../errors.js'
@@ -162,7 +161,8 @@ export function createCommandService (ctx: ServiceContext): CommandService {
           deviceId: device.id,
           networkId: device.networkId,
           deviceTypeId: device.deviceTypeId,
-          userId: principalUser(principal)?.id ?? null,
+          // The token's user; a plugin token has none (spec §6.4), whoever owns the plugin.
+          userId: principal.kind === 'user' ? principal.user.id : null,
           parameters,
           lifetime: body.lifetime ?? null,
           status: body.status ?? null,
