@@ -7,6 +7,7 @@ import http from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { benchPostgresUrl, createBenchDatabase } from './pg.js'
 
 export interface ChildServer {
   /** Base URL: the REST base for devicehub, the root for the baseline. */
@@ -14,6 +15,13 @@ export interface ChildServer {
   token: string
   stats(): Promise<{ rss: number, heap: number, waiters: number }>
   stop(): Promise<void>
+  /** The database a devicehub child runs on (file path or PostgreSQL URL); undefined for the baseline. */
+  db?: string
+}
+
+export interface StartChildOptions {
+  /** Run on this already initialised database (a second instance over the same PostgreSQL database). */
+  db?: string
 }
 
 let benchDir: string | undefined
@@ -39,11 +47,16 @@ function compiledChildren (): string {
 
 /** A database initialised once per run (first start, admin, bench devices) in a throw-away process. */
 async function benchDatabase (script: string): Promise<string> {
+  const pgUrl = benchPostgresUrl()
+  if (pgUrl !== undefined) return initialise(script, await createBenchDatabase(pgUrl))
   if (benchDir === undefined) {
     benchDir = mkdtempSync(join(tmpdir(), 'devicehub-bench-'))
     process.on('exit', () => rmSync(benchDir!, { recursive: true, force: true }))
   }
-  const db = join(benchDir, `bench-${Date.now()}.db`)
+  return initialise(script, join(benchDir, `bench-${Date.now()}.db`))
+}
+
+async function initialise (script: string, db: string): Promise<string> {
   const init = fork(script, [], { execArgv: [], env: { ...process.env, BENCH_DB: db, BENCH_INIT: '1' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const [code] = await once(init, 'exit') as [number]
   if (code !== 0) throw new Error(`database initialisation exited with ${code}`)
@@ -54,9 +67,10 @@ async function benchDatabase (script: string): Promise<string> {
  * Starts the compiled `bench/children/<name>` in its own process (with --expose-gc, so RSS is
  * measured after a collection) and waits for its URL. devicehub gets a fresh SQLite file.
  */
-export async function startChild (name: 'devicehub-server' | 'baseline-server'): Promise<ChildServer> {
+export async function startChild (name: 'devicehub-server' | 'baseline-server', options: StartChildOptions = {}): Promise<ChildServer> {
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
-  const env = name === 'devicehub-server' ? { ...process.env, BENCH_DB: await benchDatabase(script) } : process.env
+  const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script) : undefined
+  const env = db !== undefined ? { ...process.env, BENCH_DB: db } : process.env
   const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc'], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string }>((resolve, reject) => {
     child.once('error', reject)
@@ -66,6 +80,7 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server'):
   child.removeAllListeners('exit')
   return {
     ...ready,
+    db,
     stats: () => new Promise((resolve) => {
       child.once('message', (m: { rss: number, heap: number, waiters: number }) => resolve(m))
       child.send({ type: 'stats' })

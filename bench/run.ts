@@ -3,23 +3,32 @@
  * bare-Fastify baseline measured in the same run. `npm run bench` runs all of them;
  * `npm run bench -- insert|roundtrip|parked` runs one.
  */
+import { dropBenchDatabases } from './pg.js'
 import { commandRoundTrip } from './scenarios/command-round-trip.js'
+import { commandRoundTripTwoInstances } from './scenarios/command-round-trip-two-instances.js'
 import { notificationInsert } from './scenarios/notification-insert.js'
 import { parkedPolls } from './scenarios/parked-polls.js'
 
 const scenarios: Record<string, () => Promise<unknown>> = {
   insert: notificationInsert,
   roundtrip: commandRoundTrip,
-  parked: parkedPolls
+  parked: parkedPolls,
+  // Needs BENCH_PG_URL: device on instance A, client on instance B, one PostgreSQL database.
+  roundtrip2: commandRoundTripTwoInstances
 }
 
 const wanted = process.argv.slice(2)
-const names = wanted.length === 0 ? Object.keys(scenarios) : wanted
-for (const name of names) {
-  const scenario = scenarios[name]
-  if (scenario === undefined) {
-    console.error(`unknown scenario '${name}' (choose from ${Object.keys(scenarios).join(', ')})`)
-    process.exit(2)
+const names = wanted.length === 0 ? Object.keys(scenarios).filter((n) => n !== 'roundtrip2' || process.env.BENCH_PG_URL) : wanted
+try {
+  for (const name of names) {
+    const scenario = scenarios[name]
+    if (scenario === undefined) {
+      console.error(`unknown scenario '${name}' (choose from ${Object.keys(scenarios).join(', ')})`)
+      process.exitCode = 2
+      break
+    }
+    await scenario()
   }
-  await scenario()
+} finally {
+  await dropBenchDatabases()
 }

@@ -4,21 +4,22 @@
  * the result. Latency from the post to the result.
  */
 import type { ChildServer } from '../lib.js'
+import { benchDatabaseLabel } from '../pg.js'
 import { percentile, printTable, request, sleep, startChild } from '../lib.js'
 
-const PAIRS = 100
-const DURATION_MS = 5000
+export const PAIRS = 100
+export const DURATION_MS = 5000
 /** Paced mode: each client thinks 0..2x this between round trips (mean ~ one per 200 ms per pair). */
-const THINK_MS = 200
+export const THINK_MS = 200
 
-interface Paths {
+export interface Paths {
   poll(device: string, cursor: string): string
   post(device: string): string
   update(device: string, id: number): string
   wait(device: string, id: number): string
 }
 
-async function run (server: ChildServer, paths: Paths, startCursor: string, durationMs: number, thinkMs: number): Promise<number[]> {
+export async function run (server: ChildServer, paths: Paths, startCursor: string, durationMs: number, thinkMs: number): Promise<number[]> {
   const latencies: number[] = []
   let running = true
   const devices = Array.from({ length: PAIRS }, (_, i) => `pair-${i}`)
@@ -93,7 +94,7 @@ export async function commandRoundTrip (): Promise<{ p99: number }> {
       rows.push(row(`${mode.name}: devicehub`, ours[i]!))
       rows.push([`${mode.name}: ratio`, ours[i]!.length / base[i]!.length, percentile(ours[i]!, 50) / percentile(base[i]!, 50), percentile(ours[i]!, 99) / percentile(base[i]!, 99), ''])
     })
-    printTable(`(b) command round trip (post -> device poll -> update -> wait), ${PAIRS} device/client pairs, ${DURATION_MS / 1000} s per mode (SQLite file)`, ['mode: server', 'round trips/s', 'p50 ms', 'p99 ms', 'max ms'], rows)
+    printTable(`(b) command round trip (post -> device poll -> update -> wait), ${PAIRS} device/client pairs, ${DURATION_MS / 1000} s per mode (${benchDatabaseLabel()})`, ['mode: server', 'round trips/s', 'p50 ms', 'p99 ms', 'max ms'], rows)
     const p99 = percentile(ours[1]!, 99)
     console.log(`target: p99 < 50 ms (paced) -> ${p99 < 50 ? 'met' : 'NOT met'} (${p99.toFixed(1)} ms); saturated p99 ${percentile(ours[0]!, 99).toFixed(1)} ms`)
     return { p99 }

@@ -1,6 +1,7 @@
 /** (a) Notification insert throughput: 50 connections, req/s and latency vs a bare-Fastify POST. */
 import autocannon from 'autocannon'
 import type { ChildServer } from '../lib.js'
+import { benchDatabaseLabel } from '../pg.js'
 import { printTable, startChild } from '../lib.js'
 
 const CONNECTIONS = 50
@@ -34,7 +35,7 @@ export async function notificationInsert (): Promise<{ ratio: number }> {
     await hammer(url, hub.token)
     const ours = await hammer(url, hub.token)
     const ratio = ours.rps / base.rps
-    printTable(`(a) notification insert, ${CONNECTIONS} connections, ${DURATION_S} s (SQLite file)`, ['server', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx'], [
+    printTable(`(a) notification insert, ${CONNECTIONS} connections, ${DURATION_S} s (${benchDatabaseLabel()})`, ['server', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx'], [
       ['bare Fastify', base.rps, base.p50, base.p99, base.errors],
       ['devicehub', ours.rps, ours.p50, ours.p99, ours.errors],
       ['ratio', ratio, '', '', '']

@@ -4,6 +4,7 @@
  */
 import net from 'node:net'
 import type { ChildServer } from '../lib.js'
+import { benchDatabaseLabel } from '../pg.js'
 import { printTable, request, sleep, startChild } from '../lib.js'
 
 const POLLS = 10_000
@@ -74,7 +75,7 @@ export async function parkedPolls (): Promise<{ rssMb: number, releaseMs: number
     const ours = await measure(hub, `${hub.url}/device/bench-device/notification/poll?waitTimeout=60`, () =>
       request('POST', `${hub.url}/device/bench-device/notification`, hub.token, { notification: 'ring', parameters: { all: true } }))
     const mb = (bytes: number): number => bytes / 1024 / 1024
-    printTable(`(c) ${POLLS} parked long polls, released by one notification (SQLite file)`, ['server', 'idle RSS MB', 'parked RSS MB', 'RSS KB per poll', 'heap KB per poll', 'release all ms', 'answered'], [
+    printTable(`(c) ${POLLS} parked long polls, released by one notification (${benchDatabaseLabel()})`, ['server', 'idle RSS MB', 'parked RSS MB', 'RSS KB per poll', 'heap KB per poll', 'release all ms', 'answered'], [
       ['bare Fastify', mb(base.idleRss), mb(base.parkedRss), base.perPollKb, base.heapPerPollKb, base.releaseMs, base.answered],
       ['devicehub', mb(ours.idleRss), mb(ours.parkedRss), ours.perPollKb, ours.heapPerPollKb, ours.releaseMs, ours.answered],
       ['ratio', mb(ours.idleRss) / mb(base.idleRss), mb(ours.parkedRss) / mb(base.parkedRss), ours.perPollKb / base.perPollKb, ours.heapPerPollKb / base.heapPerPollKb, ours.releaseMs / base.releaseMs, '']

@@ -14,6 +14,9 @@ import type { Hub, HubEvent, HubEventKind, HubListener } from '../core/realtime/
 
 export const DEFAULT_HUB_CHANNEL = 'devicehub_events'
 
+/** `application_name` of the LISTEN connection, so operators (and tests) find it in pg_stat_activity. */
+export const DEFAULT_HUB_APPLICATION_NAME = 'devicehub-hub'
+
 /** Channel names are plain lower-case identifiers, so LISTEN and pg_notify agree on them. */
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
@@ -31,6 +34,8 @@ export interface PostgresHubOptions {
    * otherwise go unnoticed until TCP keepalive gives up.
    */
   healthCheckIntervalMs?: number
+  /** `application_name` of the LISTEN connection (default `devicehub-hub`). */
+  applicationName?: string
 }
 
 export interface PostgresHub extends Hub {
@@ -94,6 +99,7 @@ export async function createPostgresHub (url: string, options: PostgresHubOption
   const channel = options.channel ?? DEFAULT_HUB_CHANNEL
   if (!CHANNEL_NAME.test(channel)) throw new Error(`Invalid hub channel '${channel}': use lower-case letters, digits and '_'`)
   const logger = options.logger ?? silentLogger
+  const applicationName = options.applicationName ?? DEFAULT_HUB_APPLICATION_NAME
   const initialDelay = options.reconnect?.initialDelayMs ?? 250
   const maxDelay = Math.max(initialDelay, options.reconnect?.maxDelayMs ?? 30_000)
   const { default: pg } = await loadPg()
@@ -127,7 +133,7 @@ export async function createPostgresHub (url: string, options: PostgresHubOption
   }
 
   const connect = async (): Promise<void> => {
-    const candidate = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
+    const candidate = new pg.Client({ connectionString: url, application_name: applicationName, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
     candidate.on('notification', onNotification)
     candidate.on('error', (error) => lost(candidate, error))
     candidate.on('end', () => lost(candidate, undefined))

@@ -7,8 +7,10 @@ import type { Logger } from '../../lib/core/ports.js'
 import type { HubEvent } from '../../lib/core/realtime/hub.js'
 import { createPostgresHub, decodeHubEvent, encodeHubEvent, RESYNC_EVENT } from '../../lib/hubs/postgres-hub.js'
 import type { PostgresHub, PostgresHubOptions } from '../../lib/hubs/postgres-hub.js'
+import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
 import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
-import { openTestStore, testPostgresUrl } from '../fixtures/store.js'
+import { hubContract } from '../fixtures/hub-contract.js'
+import { dropSchema, openTestStore, testPostgresUrl, uniqueSchemaName } from '../fixtures/store.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -72,6 +74,50 @@ function runPostgresTests (url: string): void {
     t.teardown(() => client.end())
     return client
   }
+
+  t.test('the hub contract', async (t) => {
+    const schemas: string[] = []
+    t.teardown(async () => {
+      for (const schema of schemas) await dropSchema(url, schema)
+    })
+    hubContract(t, {
+      createHub: () => createPostgresHub(url, { channel: newChannel() }),
+      openStore: () => {
+        const schema = uniqueSchemaName()
+        schemas.push(schema)
+        return openPostgresStore(url, { schema, maxConnections: 2 })
+      },
+      graceMs: 150
+    })
+  })
+
+  t.test('every listener gets the same event object; a throwing one does not stop the rest', async (t) => {
+    const hub = await openHub(t, { channel: newChannel() })
+    const seen: HubEvent[][] = [[], [], []]
+    hub.subscribe((e) => seen[0]!.push(e))
+    hub.subscribe(() => { throw new Error('listener bug') })
+    hub.subscribe((e) => seen[1]!.push(e))
+    hub.subscribe((e) => seen[2]!.push(e))
+    await hub.publish(event(1))
+    await hub.publish(event(2))
+    const deadline = Date.now() + 5000
+    while (seen[2]!.length < 2 && Date.now() < deadline) await sleep(10)
+    t.same(seen[0], [event(1), event(2)])
+    for (const i of [0, 1]) {
+      t.equal(seen[1]![i], seen[0]![i], `listener 2 got the very object of listener 1 (event ${i + 1})`)
+      t.equal(seen[2]![i], seen[0]![i], `listener 3 got the very object of listener 1 (event ${i + 1})`)
+    }
+  })
+
+  t.test('the LISTEN connection carries an application_name', async (t) => {
+    const hub = await openHub(t, { channel: newChannel() })
+    const named = await openHub(t, { channel: newChannel(), applicationName: 'devicehub-hub-b' })
+    const check = await admin(t)
+    const names = async (pid: number | undefined): Promise<unknown> =>
+      (await check.query('select application_name from pg_stat_activity where pid = $1', [pid])).rows[0]?.application_name
+    t.equal(await names(hub.listenerPid), 'devicehub-hub')
+    t.equal(await names(named.listenerPid), 'devicehub-hub-b')
+  })
 
   t.test('publish inside a committed transaction is delivered at commit, not before', async (t) => {
     const store = await openTestStore(t)

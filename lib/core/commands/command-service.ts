@@ -92,7 +92,8 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     const limit = parseLimit(options.limit)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     const kind = updated ? 'command-update' : 'command'
-    let cursor = 0
+    // Fixed by the first backlog read: a `resync` reads the backlog again from the same point.
+    let cursor: number | undefined
     // No await: a parked poll should not keep a suspended frame alive.
     return longPoll<CommandRecord>({
       hub,
@@ -103,14 +104,14 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       highWater: () => store.commands.highWater(),
       backlog: (mark) => {
         // No cursor = now; the message clock may run a little ahead of the wall clock.
-        cursor = given ?? Math.max(clock.now(), mark.clock)
+        cursor ??= given ?? Math.max(clock.now(), mark.clock)
         return store.commands.backlog({ ...selector, after: cursor, limit, updated, now: clock.now() })
       },
       load,
       accepts: (c, mark) => {
         if (!inMessageScope(selector, c) || !nameSelected(selector.names, c.command)) return false
-        if (updated) return c.isUpdated && (c.lastUpdated > cursor || c.lastUpdated > mark.clock)
-        return !commandExpired(c, clock.now()) && (c.id > mark.id || c.timestamp > cursor)
+        if (updated) return c.isUpdated && (c.lastUpdated > cursor! || c.lastUpdated > mark.clock)
+        return !commandExpired(c, clock.now()) && (c.id > mark.id || c.timestamp > cursor!)
       }
     }).then((items) => items.map(commandView))
   }

@@ -98,7 +98,8 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
   async function runPoll (selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
     const given = parseQueryTimestamp(options.timestamp)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
-    let cursor = 0
+    // Fixed by the first backlog read: a `resync` reads the backlog again from the same point.
+    let cursor: number | undefined
     // No await: a parked poll should not keep a suspended frame alive.
     return longPoll<NotificationRecord>({
       hub,
@@ -108,11 +109,11 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
       routes: (event) => event.kind === 'notification' && inMessageScope(selector, event) && nameSelected(selector.names, event.name),
       highWater: () => store.notifications.highWater(),
       backlog: (mark) => {
-        cursor = given ?? Math.max(clock.now(), mark.clock)
+        cursor ??= given ?? Math.max(clock.now(), mark.clock)
         return store.notifications.backlog({ ...selector, after: cursor, limit: BACKLOG_CAP })
       },
       load,
-      accepts: (n, mark) => inMessageScope(selector, n) && nameSelected(selector.names, n.notification) && (n.id > mark.id || n.timestamp > cursor)
+      accepts: (n, mark) => inMessageScope(selector, n) && nameSelected(selector.names, n.notification) && (n.id > mark.id || n.timestamp > cursor!)
     }).then((items) => items.map(notificationView))
   }
 

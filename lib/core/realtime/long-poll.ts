@@ -18,7 +18,10 @@ export interface LongPollSpec<T> {
   /** Cheap check on the doorbell's routing keys, before any read. */
   routes(event: HubEvent): boolean
   highWater(): Promise<HighWater>
-  /** The backlog, given where the store stood at subscribe time; `null` = answer `[]` now, no wait. */
+  /**
+   * The backlog, given where the store stood at subscribe time; `null` = answer `[]` now, no
+   * wait. Called again on a `resync`, so it must read from the same cursor each time.
+   */
   backlog(mark: HighWater): Promise<T[] | null>
   /** The item a doorbell names (shared between waiters); undefined when gone. */
   load(event: HubEvent): Promise<T | undefined>
@@ -49,6 +52,8 @@ class Waiter<T> {
   /** Reads started for the doorbells that rang, in order. */
   private queue: Array<Promise<T | undefined>> = []
   private mark: HighWater | undefined
+  /** The subscribe-time high-water mark, for re-reading the backlog on a `resync`. */
+  private readonly marked: Promise<HighWater>
   private done = false
   private draining = false
   private timer: NodeJS.Timeout | undefined
@@ -64,7 +69,8 @@ class Waiter<T> {
     })
     // Subscribe first: a doorbell that rings while the backlog is read is kept, not lost.
     this.unsubscribe = spec.hub.subscribe(this.onEvent)
-    spec.highWater()
+    this.marked = spec.highWater()
+    this.marked
       .then((mark) => {
         this.mark = mark
         return spec.backlog(mark)
@@ -77,11 +83,27 @@ class Waiter<T> {
   }
 
   private readonly onEvent = (event: HubEvent): void => {
+    if (event.kind === 'resync') return this.resync()
     if (this.done || !this.spec.routes(event)) return
     const read = this.spec.load(event)
     read.catch(() => undefined)
     this.queue.push(read)
     if (this.mark !== undefined && this.timer !== undefined) void this.drain()
+  }
+
+  /**
+   * Doorbells may have been lost (the hub reconnected): read the backlog again from the
+   * subscribe-time mark, as a fresh poll would, and answer with it if anything arrived.
+   */
+  private resync (): void {
+    if (this.done) return
+    this.marked
+      .then(async (mark) => {
+        const items = await this.spec.backlog(mark)
+        const fresh = items?.filter((item) => this.spec.accepts(item, mark)) ?? []
+        if (fresh.length > 0) this.finish(fresh)
+      })
+      .catch(this.fail)
   }
 
   private readonly release = (): void => {

@@ -106,7 +106,9 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
   const config: PoolConfig = {
     connectionString: url,
     types,
-    max: options.maxConnections ?? 10
+    max: options.maxConnections ?? 10,
+    // Named, so operators tell the store's pool from the hub's LISTEN connection in pg_stat_activity.
+    application_name: 'devicehub'
   }
   if (options.schema !== undefined) config.options = `-c search_path=${options.schema}`
   const pool = new pg.default.Pool(config)

@@ -1,0 +1,52 @@
+/**
+ * PostgreSQL for the benchmarks: with `BENCH_PG_URL` set (a superuser URL such as
+ * `postgres://postgres@127.0.0.1:5432/test`), every devicehub child gets a fresh database
+ * created for the run and dropped when it ends, instead of a SQLite file.
+ *
+ * @example
+ * BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/test npm run bench -- roundtrip roundtrip2
+ */
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+
+const created: string[] = []
+
+/** The PostgreSQL admin URL of this run, or undefined for SQLite. */
+export function benchPostgresUrl (): string | undefined {
+  const url = process.env.BENCH_PG_URL
+  return url === undefined || url === '' ? undefined : url
+}
+
+/** What the tables name as the database. */
+export function benchDatabaseLabel (): string {
+  return benchPostgresUrl() === undefined ? 'SQLite file' : 'PostgreSQL'
+}
+
+async function adminQuery (adminUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl })
+  await client.connect()
+  try {
+    await client.query(sql)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Creates an empty database for one benchmark server (dropped by `dropBenchDatabases`); returns its URL. */
+export async function createBenchDatabase (adminUrl: string): Promise<string> {
+  const name = `devicehub_bench_${process.pid}_${randomBytes(4).toString('hex')}`
+  await adminQuery(adminUrl, `create database ${pg.escapeIdentifier(name)}`)
+  created.push(name)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+/** Drops every database this run created (forcing out sessions a crashed child left behind). */
+export async function dropBenchDatabases (): Promise<void> {
+  const adminUrl = benchPostgresUrl()
+  if (adminUrl === undefined) return
+  for (const name of created.splice(0)) {
+    await adminQuery(adminUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
+  }
+}
