@@ -286,8 +286,10 @@ t.test('shutdown: pending polls answer [] before the server closes', async (t) =
   const device = await addDevice(h)
   const polls = [
     call(`${base}/device/${device}/notification/poll?waitTimeout=60`, h.adminToken),
-    call(`${base}/device/command/poll?waitTimeout=60`, h.adminToken)
+    call(`${base}/device/command/poll?waitTimeout=60&names=never-sent`, h.adminToken)
   ]
+  // Both polls must be parked before the command exists, or the command poll could take it.
+  await eventually(() => hubOf(h).size === 2)
   const command = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id
   polls.push(call(`${base}/device/${device}/command/${command}/poll?waitTimeout=60`, h.adminToken))
   await eventually(() => hubOf(h).size === 3)
