@@ -81,9 +81,12 @@ export async function openPostgresStore (url: string, options: PostgresStoreOpti
 
 /**
  * Kysely's migrator introspects the tables of every schema. If another schema is dropped at that
- * moment (other tenants, test runs), PostgreSQL reports it missing (SQLSTATE 3F000) and the
- * introspection fails although nothing is wrong with ours: try again.
+ * moment (other tenants, test runs), PostgreSQL reports a schema, table or column of it missing
+ * and the introspection fails although nothing is wrong with ours: try again. A real failure of
+ * our own migration fails again the same way and is thrown after the last attempt.
  */
+const CATALOG_RACE_CODES = new Set(['3F000', '42P01', '42703', 'XX000'])
+
 async function migrateRetryingCatalogRaces (db: Kysely<unknown>, schema: string | undefined): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -92,7 +95,7 @@ async function migrateRetryingCatalogRaces (db: Kysely<unknown>, schema: string 
     } catch (error) {
       const cause = (error as { cause?: { code?: string, message?: string } }).cause
       const ours = schema !== undefined && (cause?.message ?? '').includes(`"${schema}"`)
-      if (cause?.code !== '3F000' || ours || attempt >= 5) throw error
+      if (!CATALOG_RACE_CODES.has(cause?.code ?? '') || ours || attempt >= 5) throw error
     }
   }
 }
