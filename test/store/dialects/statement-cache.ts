@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3'
+import type { Generated } from 'kysely'
 import { Kysely, SqliteDialect } from 'kysely'
 import t from 'tap'
 import { cachingDatabase } from '../../../lib/store/dialects/statement-cache.js'
@@ -27,7 +28,7 @@ t.test('the cache is bounded: the least recently used statement is dropped', asy
 })
 
 t.test('Kysely runs reads, writes and schema changes through the cache', async (t) => {
-  const db = new Kysely<{ items: { id: number, name: string } }>({ dialect: new SqliteDialect({ database: cachingDatabase(new Database(':memory:')) }) })
+  const db = new Kysely<{ items: { id: Generated<number>, name: string, extra?: string | null } }>({ dialect: new SqliteDialect({ database: cachingDatabase(new Database(':memory:')) }) })
   t.teardown(() => db.destroy())
   await db.schema.createTable('items').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('name', 'text').execute()
   for (const name of ['a', 'b']) await db.insertInto('items').values({ name }).execute()
