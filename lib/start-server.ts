@@ -93,3 +93,4 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     close: () => app.close()
   }
 }
+

@@ -7,10 +7,13 @@
  * admin password with scrypt, whose memory would otherwise stay in the measured RSS.
  */
 import type { MemoryHub } from '../../lib/core/realtime/memory-hub.js'
+import { keepYoungGenerationSmall } from '../../lib/cli/memory-tuning.js'
 import { startServer } from '../../lib/start-server.js'
 
 const db = process.env.BENCH_DB
 if (db === undefined) throw new Error('BENCH_DB is not set')
+// Run the server as `devicehub serve` does, V8 tuning included.
+keepYoungGenerationSmall()
 const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false })
 if (process.env.BENCH_INIT === '1') {
   await server.hub.store.devices.insert({ id: 'bench-device', name: 'bench', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })

@@ -1,6 +1,7 @@
 /** `devicehub serve`: start, print where it listens and how to log in, stop cleanly on signals. */
 import { SERVER_VERSION } from '../core/version.js'
 import { startServer } from '../start-server.js'
+import { keepYoungGenerationSmall } from './memory-tuning.js'
 import { describeLocation } from '../store/open-store.js'
 import type { CliIo } from './create-cli.js'
 
@@ -22,6 +23,7 @@ export interface ServeOptions {
 }
 
 export async function runServe (options: ServeOptions, io: CliIo): Promise<void> {
+  keepYoungGenerationSmall()
   const server = await startServer({
     db: options.db,
     port: options.port,

@@ -7,6 +7,8 @@ import type { Store } from '../core/ports.js'
 import type { Database } from './database.js'
 import type { StoreDialect } from './dialect.js'
 import { guardRepository } from './errors.js'
+import type { ReadCache, ReadCacheOptions } from './read-cache.js'
+import { cachedRepository, createReadCache } from './read-cache.js'
 import { createCommandRepository } from './repositories/commands.js'
 import { createConfigurationRepository, createSecretRepository } from './repositories/configuration.js'
 import { createDeviceRepository } from './repositories/devices.js'
@@ -20,23 +22,43 @@ export interface KyselyStore extends Store {
   readonly db: Kysely<Database>
 }
 
+export interface KyselyStoreOptions {
+  /** The read cache of users, assignments and devices (read-cache.ts); `{ ttlMs: 0 }` turns it off. */
+  readCache?: ReadCacheOptions
+}
+
 /**
  * @example
  * const store = createKyselyStore(new Kysely<Database>({ dialect }), sqliteDialect)
  */
-export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect): KyselyStore {
-  return build(db, dialect, undefined)
+export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, options: KyselyStoreOptions = {}): KyselyStore {
+  return build(db, dialect, undefined, createReadCache(options.readCache))
 }
 
-function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDialect, pending: Array<() => void> | undefined): KyselyStore {
+function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDialect, pending: Array<() => void> | undefined, cache: ReadCache): KyselyStore {
   const inTransaction = pending !== undefined
+  // Inside a transaction, writes also clear the cache once the transaction commits.
+  const afterCommit = pending === undefined ? undefined : (fn: () => void) => { pending.push(fn) }
   const store: KyselyStore = {
     db,
     dialect: dialect.name,
-    users: guardRepository(createUserRepository(db), dialect),
-    networks: guardRepository(createNamedEntityRepository(db, 'networks'), dialect),
-    deviceTypes: guardRepository(createNamedEntityRepository(db, 'device_types'), dialect),
-    devices: guardRepository(createDeviceRepository(db), dialect),
+    // Users, assignments and devices are read by every request (authentication, device scope).
+    // Every write of these repositories (and of networks and device types, whose deletion
+    // cascades to devices and assignments) clears the cache.
+    users: cachedRepository(guardRepository(createUserRepository(db), dialect), cache, {
+      cached: { findById: 'user', networkIds: 'user-networks', deviceTypeIds: 'user-device-types' },
+      reads: ['findByLogin', 'list', 'count']
+    }, afterCommit),
+    networks: cachedRepository(guardRepository(createNamedEntityRepository(db, 'networks'), dialect), cache, {
+      reads: ['findById', 'findByName', 'list', 'count']
+    }, afterCommit),
+    deviceTypes: cachedRepository(guardRepository(createNamedEntityRepository(db, 'device_types'), dialect), cache, {
+      reads: ['findById', 'findByName', 'list', 'count']
+    }, afterCommit),
+    devices: cachedRepository(guardRepository(createDeviceRepository(db), dialect), cache, {
+      cached: { findById: 'device' },
+      reads: ['list', 'count']
+    }, afterCommit),
     commands: guardRepository(createCommandRepository(db), dialect),
     notifications: guardRepository(createNotificationRepository(db), dialect),
     configuration: guardRepository(createConfigurationRepository(db), dialect),
@@ -46,7 +68,7 @@ function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDial
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)
       const callbacks: Array<() => void> = []
-      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks)))
+      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks, cache)))
       for (const callback of callbacks) callback()
       return result
     },

@@ -58,6 +58,21 @@ export function isKnownActionId (id: number): boolean {
  */
 export function expandActions (claim: readonly number[] | null | undefined): ReadonlySet<Action> {
   if (claim === null || claim === undefined) return new Set()
+  // A frozen claim (a verified token's, reused by every request with that token) maps to one set.
+  if (Object.isFrozen(claim)) {
+    let set = expanded.get(claim)
+    if (set === undefined) {
+      set = expand(claim)
+      expanded.set(claim, set)
+    }
+    return set
+  }
+  return expand(claim)
+}
+
+const expanded = new WeakMap<readonly number[], ReadonlySet<Action>>()
+
+function expand (claim: readonly number[]): ReadonlySet<Action> {
   if (claim.length === 0) return new Set(CLIENT_ACTIONS)
   if (claim.includes(Action.Any)) return new Set(ALL_ACTIONS)
   return new Set(claim.filter((id): id is Action => id !== Action.None && validIds.has(id)))

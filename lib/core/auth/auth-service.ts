@@ -13,7 +13,7 @@ import { Action as A, CLIENT_ACTIONS, expandActions, parseAction } from './actio
 import type { JwtCodec, PluginTokenPayload, TokenPayload, UserTokenPayload } from './jwt.js'
 import { TokenRejectedError, TokenType, isUserPayload } from './jwt.js'
 import { hashPassword, verifyPassword } from './passwords.js'
-import type { Principal } from './principal.js'
+import type { Assignments, Principal, UserPrincipal } from './principal.js'
 import { createPluginPrincipal, createUserPrincipal } from './principal.js'
 import { requireAction } from './permissions.js'
 
@@ -117,6 +117,23 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
     }
   }
 
+  // The principal of a token is rebuilt only when what it is built from changed: the same token
+  // string with an equal user and equal assignments gets the object of its last request (a
+  // principal is never modified), so parked polls of one token share one.
+  const principals = new Map<string, RememberedPrincipal>()
+
+  function userPrincipal (token: string, payload: UserTokenPayload, user: UserRecord, assignments: Assignments): UserPrincipal {
+    const known = principals.get(token)
+    if (known !== undefined && sameUser(known.principal.user, user) &&
+      sameIds(known.assignments.networkIds, assignments.networkIds) && sameIds(known.assignments.deviceTypeIds, assignments.deviceTypeIds)) {
+      return known.principal
+    }
+    const principal = createUserPrincipal(user, payload, assignments)
+    if (principals.size >= REMEMBERED_PRINCIPALS) principals.clear()
+    principals.set(token, { principal, assignments })
+    return principal
+  }
+
   async function verifyAccessToken (token: string): Promise<{ principal: Principal } | { failure: AuthFailure }> {
     let payload: TokenPayload
     try {
@@ -130,7 +147,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
     if (isUserPayload(payload)) {
       const user = await store.users.findById(payload.u)
       if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
-      return { principal: createUserPrincipal(user, payload, await assignmentsOf(user)) }
+      return { principal: userPrincipal(token, payload, user, await assignmentsOf(user)) }
     }
     if (payload.tpc === '') return { failure: 'subject' }
     const plugin = await store.plugins.findByTopic(payload.tpc)
@@ -254,6 +271,27 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
       return pair(await loginClaims(user), now + lifetimes.accessMs, now + lifetimes.refreshMs)
     }
   }
+}
+
+const REMEMBERED_PRINCIPALS = 1000
+
+interface RememberedPrincipal {
+  principal: UserPrincipal
+  assignments: Assignments
+}
+
+function sameIds (a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** Every field of the stored user, `data` by its JSON text (key order is part of the view). */
+function sameUser (a: UserRecord, b: UserRecord): boolean {
+  return a.id === b.id && a.login === b.login && a.passwordHash === b.passwordHash && a.role === b.role &&
+    a.status === b.status && a.loginAttempts === b.loginAttempts && a.lastLogin === b.lastLogin &&
+    a.introReviewed === b.introReviewed && a.allDeviceTypesAvailable === b.allDeviceTypesAvailable &&
+    (a.data === b.data || JSON.stringify(a.data) === JSON.stringify(b.data))
 }
 
 function parseActionList (value: unknown): number[] | null {

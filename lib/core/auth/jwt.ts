@@ -61,11 +61,16 @@ export function createJwtCodec (secret: string): JwtCodec {
   if (key.length === 0) throw new Error('The JWT secret yields an empty HMAC key: use at least 4 Base64 characters')
   const signer = createSigner({ key, algorithm: 'HS256', noTimestamp: true, header: { alg: 'HS256', typ: undefined } })
   const verifier = createVerifier({ key, algorithms: ['HS256'], cache: 1000 })
+  // Every request presents the same few tokens: a verified token string maps to its frozen
+  // payload without hashing it again (expiry is the caller's check on `e`, not fast-jwt's).
+  const verified = new Map<string, TokenPayload>()
   return {
     sign (payload) {
       return signer({ payload })
     },
     decode (token) {
+      const known = verified.get(token)
+      if (known !== undefined) return known
       let claims: unknown
       try {
         claims = verifier(token)
@@ -74,9 +79,22 @@ export function createJwtCodec (secret: string): JwtCodec {
       }
       const payload = parsePayload((claims as { payload?: unknown } | null)?.payload)
       if (payload === undefined) throw new TokenRejectedError('invalid')
+      if (verified.size >= VERIFIED_CACHE_SIZE) verified.clear()
+      verified.set(token, freezePayload(payload))
       return payload
     }
   }
+}
+
+const VERIFIED_CACHE_SIZE = 1000
+
+function freezePayload (payload: TokenPayload): TokenPayload {
+  if (payload.a !== null) Object.freeze(payload.a)
+  if (isUserPayload(payload)) {
+    if (payload.n !== null) Object.freeze(payload.n)
+    if (payload.dt !== null) Object.freeze(payload.dt)
+  }
+  return Object.freeze(payload)
 }
 
 /** Checks the payload shape of §1.2 and normalises it; `undefined` when malformed. */

@@ -10,7 +10,9 @@ import { badRequest, forbidden, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
 import type { Cancellation } from '../realtime/cancellation.js'
 import type { HubEvent } from '../realtime/hub.js'
+import type { LongPollSpec } from '../realtime/long-poll.js'
 import { longPoll } from '../realtime/long-poll.js'
+import type { HighWater } from '../commands/command-ports.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS, inMessageScope, nameSelected } from '../realtime/message-filter.js'
 import { parseMessageSortOrder, parseNames, parsePathId, parseQueryTimestamp, parseWaitTimeout } from '../realtime/poll-params.js'
@@ -85,36 +87,65 @@ export function notificationView (n: NotificationRecord): NotificationView {
   }
 }
 
+function toViews (items: NotificationRecord[]): NotificationView[] {
+  return items.map(notificationView)
+}
+
+/**
+ * One notification poll's rules for the waiter, as one object with prototype methods
+ * (thousands may be parked: no closure per rule).
+ */
+class NotificationPoll implements LongPollSpec<NotificationRecord> {
+  readonly hub: ServiceContext['hub']
+  readonly waiters: ServiceContext['waiters']
+  /** The cursor: strictly after it. Fixed by the first backlog read, so a `resync` reads again from the same point. */
+  private cursor: number | undefined
+
+  constructor (
+    private readonly ctx: ServiceContext,
+    readonly load: (event: HubEvent) => Promise<NotificationRecord | undefined>,
+    private readonly selector: MessageSelector,
+    private readonly given: number | undefined,
+    readonly waitSeconds: number,
+    readonly signal: Cancellation | undefined
+  ) {
+    this.hub = ctx.hub
+    this.waiters = ctx.waiters
+  }
+
+  routes (event: HubEvent): boolean {
+    return event.kind === 'notification' && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
+  }
+
+  highWater (): Promise<HighWater> {
+    return this.ctx.store.notifications.highWater()
+  }
+
+  backlog (mark: HighWater): Promise<NotificationRecord[]> {
+    this.cursor ??= this.given ?? Math.max(this.ctx.clock.now(), mark.clock)
+    return this.ctx.store.notifications.backlog({ ...this.selector, after: this.cursor, limit: BACKLOG_CAP })
+  }
+
+  accepts (n: NotificationRecord, mark: HighWater): boolean {
+    return inMessageScope(this.selector, n) && nameSelected(this.selector.names, n.notification) && (n.id > mark.id || n.timestamp > this.cursor!)
+  }
+}
+
 function notificationNotFound (): Error {
   return notFound('Requested notification not found')
 }
 
 export function createNotificationService (ctx: ServiceContext): NotificationService {
-  const { store, hub, clock } = ctx
+  const { store } = ctx
   const shared = createSharedReader<NotificationRecord | undefined>()
   const load = (event: HubEvent): Promise<NotificationRecord | undefined> =>
     shared.read(event, () => store.notifications.findById(event.id))
 
-  async function runPoll (selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
+  function runPoll (selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
     const given = parseQueryTimestamp(options.timestamp)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
-    // Fixed by the first backlog read: a `resync` reads the backlog again from the same point.
-    let cursor: number | undefined
     // No await: a parked poll should not keep a suspended frame alive.
-    return longPoll<NotificationRecord>({
-      hub,
-      waitSeconds,
-      signal: options.signal,
-      waiters: ctx.waiters,
-      routes: (event) => event.kind === 'notification' && inMessageScope(selector, event) && nameSelected(selector.names, event.name),
-      highWater: () => store.notifications.highWater(),
-      backlog: (mark) => {
-        cursor ??= given ?? Math.max(clock.now(), mark.clock)
-        return store.notifications.backlog({ ...selector, after: cursor, limit: BACKLOG_CAP })
-      },
-      load,
-      accepts: (n, mark) => inMessageScope(selector, n) && nameSelected(selector.names, n.notification) && (n.id > mark.id || n.timestamp > cursor!)
-    }).then((items) => items.map(notificationView))
+    return longPoll<NotificationRecord>(new NotificationPoll(ctx, load, selector, given, waitSeconds, options.signal)).then(toViews)
   }
 
   return {

@@ -14,8 +14,10 @@ export interface Cancellation {
 export interface WaiterRegistry {
   /** True once shutdown began: new polls answer at once. */
   readonly closed: boolean
-  /** Registers a release function; returns its removal. */
-  add(release: () => void): () => void
+  /** Registers a release function. */
+  add(release: () => void): void
+  /** Removes a release function (a waiter that finished). */
+  remove(release: () => void): void
   /** Calls every release function (idempotent) and refuses new waits. */
   releaseAll(): void
   /** Waiters registered now (tests). */
@@ -25,7 +27,8 @@ export interface WaiterRegistry {
 /**
  * @example
  * const waiters = createWaiterRegistry()
- * const remove = waiters.add(() => finish([]))
+ * waiters.add(release)
+ * waiters.remove(release)
  */
 export function createWaiterRegistry (): WaiterRegistry {
   const releases = new Set<() => void>()
@@ -39,7 +42,9 @@ export function createWaiterRegistry (): WaiterRegistry {
     },
     add (release) {
       releases.add(release)
-      return () => { releases.delete(release) }
+    },
+    remove (release) {
+      releases.delete(release)
     },
     releaseAll () {
       closed = true

@@ -43,7 +43,8 @@ export function longPoll<T> (spec: LongPollSpec<T>): Promise<T[]> {
 
 /**
  * One parked poll as one object (thousands may be parked at once, so it keeps to a few
- * fields and two bound callbacks rather than a closure per step).
+ * fields and two bound callbacks rather than a closure per step; the spec's functions are
+ * called as its methods, so a spec may be a class instance).
  */
 class Waiter<T> {
   readonly promise: Promise<T[]>
@@ -58,7 +59,7 @@ class Waiter<T> {
   private draining = false
   private timer: NodeJS.Timeout | undefined
   private readonly unsubscribe: () => void
-  private unregister: (() => void) | undefined
+  private registered = false
   private readonly spec: LongPollSpec<T>
 
   constructor (spec: LongPollSpec<T>) {
@@ -69,6 +70,7 @@ class Waiter<T> {
     })
     // Subscribe first: a doorbell that rings while the backlog is read is kept, not lost.
     this.unsubscribe = spec.hub.subscribe(this.onEvent)
+    // These callbacks live until the backlog is read, not while the poll is parked.
     this.marked = spec.highWater()
     this.marked
       .then((mark) => {
@@ -79,7 +81,7 @@ class Waiter<T> {
         if (backlog === null) this.finish([])
         else if (backlog.length > 0) this.finish(backlog)
         else this.park()
-      }, this.fail)
+      }, (error: unknown) => this.fail(error))
   }
 
   private readonly onEvent = (event: HubEvent): void => {
@@ -110,7 +112,7 @@ class Waiter<T> {
     this.finish([])
   }
 
-  private readonly fail = (error: unknown): void => {
+  private fail (error: unknown): void {
     if (this.done) return
     this.cleanup()
     this.reject(error)
@@ -121,7 +123,10 @@ class Waiter<T> {
     const { signal, waiters, waitSeconds } = this.spec
     this.timer = setTimeout(this.release, waitSeconds * 1000)
     if (signal !== undefined) signal.addEventListener('abort', this.release)
-    if (waiters !== undefined) this.unregister = waiters.add(this.release)
+    if (waiters !== undefined) {
+      waiters.add(this.release)
+      this.registered = true
+    }
     if (signal?.aborted === true || waiters?.closed === true) this.finish([])
     else void this.drain()
   }
@@ -153,6 +158,6 @@ class Waiter<T> {
     this.unsubscribe()
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.spec.signal?.removeEventListener('abort', this.release)
-    this.unregister?.()
+    if (this.registered) this.spec.waiters!.remove(this.release)
   }
 }

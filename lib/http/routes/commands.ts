@@ -59,7 +59,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       }),
       response: { 200: Type.Array(Command), ...errorResponses }
     }
-  }, async (request, reply) => hub.commands.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
+  }, (request, reply) => hub.commands.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/command/poll', {
     config: { action: Action.GetDeviceCommand },
@@ -71,7 +71,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object({ ...PollQuery, returnUpdatedCommands: Type.Optional(Type.Boolean()) }),
       response: { 200: Type.Array(Command), ...errorResponses }
     }
-  }, async (request, reply) => hub.commands.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
+  }, (request, reply) => hub.commands.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/command/:commandId/poll', {
     config: { action: Action.GetDeviceCommand },

@@ -27,6 +27,8 @@ const tags = ['notifications']
 const security = [{ bearer: [] }]
 
 export function notificationRoutes (app: App, hub: DeviceHub): void {
+  // The poll handlers return the service's promise as is (no async wrapper): thousands may be
+  // parked, and each wrapper keeps one more promise for the whole wait.
   app.get('/device/notification/poll', {
     config: { action: Action.GetDeviceNotification },
     schema: {
@@ -42,7 +44,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       }),
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
-  }, async (request, reply) => hub.notifications.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
+  }, (request, reply) => hub.notifications.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/notification/poll', {
     config: { action: Action.GetDeviceNotification },
@@ -54,7 +56,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object(PollQuery),
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
-  }, async (request, reply) => hub.notifications.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
+  }, (request, reply) => hub.notifications.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/notification', {
     config: { action: Action.GetDeviceNotification },

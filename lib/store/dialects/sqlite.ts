@@ -9,6 +9,7 @@ import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
 import { migrateToLatest, sqliteMigrationDialect } from '../migrations/index.js'
+import { cachingDatabase } from './statement-cache.js'
 
 export const sqliteDialect: StoreDialect = {
   name: 'sqlite',
@@ -46,7 +47,7 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
     database.close()
     throw error
   }
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database }) })
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: cachingDatabase(database) }) })
   if (options.migrate !== false) {
     try {
       await migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect)

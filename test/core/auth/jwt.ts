@@ -60,3 +60,19 @@ t.test('payload shape rules (§1.2)', async (t) => {
     t.equal(parsePayload(bad), undefined, JSON.stringify(bad))
   }
 })
+
+t.test('a verified token is remembered: the same frozen payload, and a tampered copy still fails', async (t) => {
+  const jwt = createJwtCodec('devicehive')
+  const first = jwt.decode(ADMIN)
+  t.equal(jwt.decode(ADMIN), first, 'the second decode returns the remembered payload')
+  t.ok(Object.isFrozen(first) && Object.isFrozen(first.a), 'shared payloads cannot be changed by a caller')
+  t.same(first, { u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 })
+  const [header, body, signature] = ADMIN.split('.') as [string, string, string]
+  const tampered = `${header}.${b64url({ payload: { u: 2, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 } })}.${signature}`
+  t.throws(() => jwt.decode(tampered), TokenRejectedError)
+  t.throws(() => jwt.decode(`${header}.${body}.${signature.slice(0, -2)}xx`), TokenRejectedError)
+  t.throws(() => createJwtCodec('other-secret').decode(ADMIN), TokenRejectedError, 'the memory is per key')
+  for (let i = 0; i < 1001; i++) jwt.decode(jwt.sign({ u: i, a: null, n: null, dt: null, e: i, t: 1 }))
+  t.not(jwt.decode(ADMIN), first, 'the memory is bounded (cleared when full)')
+  t.same(jwt.decode(ADMIN), first)
+})

@@ -72,3 +72,15 @@ t.test('requireAction: 401 anonymous, 403 missing action', async (t) => {
   t.throws(() => requireAction(client, Action.GetNetwork), { code: 'FORBIDDEN', message: 'Access is denied' })
   t.doesNotThrow(() => requireAction(client, Action.GetDevice))
 })
+
+t.test('a frozen claim (a remembered token) expands to one shared set; others to a fresh one', async (t) => {
+  const frozen = Object.freeze([12, 13])
+  const set = expandActions(frozen)
+  t.equal(expandActions(frozen), set)
+  t.same([...set], [12, 13])
+  t.not(expandActions(Object.freeze([12, 13])), set, 'keyed by the claim, not its contents')
+  const open = [12, 13]
+  t.not(expandActions(open), expandActions(open))
+  t.same([...expandActions(Object.freeze([]))], [...CLIENT_ACTIONS])
+  t.same([...expandActions(Object.freeze([0]))], [...ALL_ACTIONS])
+})
