@@ -29,6 +29,16 @@ export const IntegerId = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INT
 export const ListPaging = {
   sortField: Type.Optional(Type.String()),
   sortOrder: Type.Optional(Type.String()),
-  take: Type.Optional(Type.Integer()),
-  skip: Type.Optional(Type.Integer())
+  // Negative values reach the service, which answers with the contract's message; values past
+  // the safe-integer range never reach SQL.
+  take: Type.Optional(Type.Integer({ maximum: Number.MAX_SAFE_INTEGER })),
+  skip: Type.Optional(Type.Integer({ maximum: Number.MAX_SAFE_INTEGER }))
+}
+
+/** Sorting and paging of the command and notification queries (spec §6.2, §6.9). */
+export const MessagePaging = {
+  sortField: Type.Optional(Type.String()),
+  sortOrder: Type.Optional(Type.String()),
+  take: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))
 }

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { clientGone } from '../request-signal.js'
-import { JsonObjectInput, JsonObjectOrNull, NullableString, Timestamp, errorResponses } from '../schemas.js'
+import { JsonObjectInput, JsonObjectOrNull, NullableString, Timestamp, errorResponses, MessagePaging } from '../schemas.js'
 import type { App } from '../types.js'
 
 const Command = Type.Object({
@@ -101,10 +101,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
         end: Type.Optional(Type.String()),
         command: Type.Optional(Type.String()),
         status: Type.Optional(Type.String()),
-        sortField: Type.Optional(Type.String()),
-        sortOrder: Type.Optional(Type.String()),
-        take: Type.Optional(Type.Integer({ minimum: 0 })),
-        skip: Type.Optional(Type.Integer({ minimum: 0 }))
+        ...MessagePaging
       }),
       response: { 200: Type.Array(Command), ...errorResponses }
     }

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { clientGone } from '../request-signal.js'
-import { JsonObjectInput, JsonObjectOrNull, Timestamp, errorResponses } from '../schemas.js'
+import { JsonObjectInput, JsonObjectOrNull, Timestamp, errorResponses, MessagePaging } from '../schemas.js'
 import type { App } from '../types.js'
 
 const Notification = Type.Object({
@@ -69,10 +69,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
         start: Type.Optional(Type.String()),
         end: Type.Optional(Type.String()),
         notification: Type.Optional(Type.String()),
-        sortField: Type.Optional(Type.String()),
-        sortOrder: Type.Optional(Type.String()),
-        take: Type.Optional(Type.Integer({ minimum: 0 })),
-        skip: Type.Optional(Type.Integer({ minimum: 0 }))
+        ...MessagePaging
       }),
       response: { 200: Type.Array(Notification), ...errorResponses }
     }

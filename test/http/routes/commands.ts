@@ -164,3 +164,14 @@ t.test('PUT /device/{id}/command/{commandId} updates status and result only', as
   t.same((await h.request('PUT', `/device/${device}/command/${id}`, { body: {}, token: tokenWithActions(h, [Action.CreateDeviceCommand]) })).body, { error: 403, message: 'Access is denied' })
   t.same((await h.request('DELETE', `/device/${device}/command/${id}`)).body, { error: 405, message: 'HTTP 405 Method Not Allowed' })
 })
+
+t.test('command and notification queries refuse out-of-range paging with 400, never 500', async (t) => {
+  const h = await createTestApp(t)
+  const device = await addDevice(h)
+  for (const path of [`/device/${device}/command`, `/device/${device}/notification`]) {
+    for (const query of ['skip=1e30', 'take=1e30', 'take=-1', 'skip=-5', 'take=abc']) {
+      const res = await h.request('GET', `${path}?${query}`)
+      t.same(res.body, { error: 400, message: 'Invalid request parameters' }, `${path}?${query}`)
+    }
+  }
+})
