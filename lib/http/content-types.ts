@@ -12,7 +12,8 @@ export function installJsonParser (app: FastifyInstance, bodyLimit: number): voi
       done(null, undefined)
       return
     }
-    parseJson(request, body, done)
+    // A literal `null` body is no object either: the service answers `Object is null`.
+    parseJson(request, body, (error, value) => done(error, value === null ? undefined : value))
   }
   app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, parse)

@@ -80,3 +80,21 @@ t.test('errors raised before routing keep the contract body', async (t) => {
   const badEncoding = await h.request('GET', '/device/%E0%A4%A')
   t.same(badEncoding.body, { error: 400, message: 'Invalid request parameters' })
 })
+
+t.test('a literal null body is no body on every route that takes one', async (t) => {
+  const h = await createTestApp(t)
+  const doc = (await h.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> }
+  let checked = 0
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const method of Object.keys(methods)) {
+      if (method !== 'post' && method !== 'put') continue
+      const url = path.replace(/\{[^}]+\}/g, '1')
+      const res = await h.request(method.toUpperCase(), url, { payload: 'null' })
+      t.ok(res.status >= 200 && res.status < 500, `${method.toUpperCase()} ${url} -> ${res.status}`)
+      checked++
+    }
+  }
+  t.ok(checked >= 15, `checked ${checked} routes`)
+  const token = await h.request('POST', '/token', { token: null, payload: 'null' })
+  t.same(token.body, { error: 400, message: 'Error! Validation failed: Object is null' })
+})
