@@ -25,14 +25,15 @@ export const Count = Type.Object({ count: Type.Integer() })
 
 export const IntegerId = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 
+/** A filter on a 32-bit integer column (role, status): out of range is a 400, never a SQL error. */
+export const Int32 = Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 })
+
 /** Sorting and paging of the list endpoints (spec §1.7); the service applies the rules and messages. */
 export const ListPaging = {
   sortField: Type.Optional(Type.String()),
   sortOrder: Type.Optional(Type.String()),
-  // Negative values reach the service, which answers with the contract's message; values past
-  // the safe-integer range never reach SQL.
-  take: Type.Optional(Type.Integer({ maximum: Number.MAX_SAFE_INTEGER })),
-  skip: Type.Optional(Type.Integer({ maximum: Number.MAX_SAFE_INTEGER }))
+  take: Type.Optional(Type.Integer()),
+  skip: Type.Optional(Type.Integer())
 }
 
 /** Sorting and paging of the command and notification queries (spec §6.2, §6.9). */

@@ -2,7 +2,7 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses, ListPaging } from '../schemas.js'
+import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses, ListPaging, Int32 } from '../schemas.js'
 import type { App } from '../types.js'
 import { NamedEntityView, nullableInput } from './networks.js'
 
@@ -28,8 +28,8 @@ const UserCreated = Type.Object({
 const Filter = {
   login: Type.Optional(Type.String()),
   loginPattern: Type.Optional(Type.String({ maxLength: 1000 })),
-  role: Type.Optional(Type.Integer()),
-  status: Type.Optional(Type.Integer())
+  role: Type.Optional(Int32),
+  status: Type.Optional(Int32)
 }
 const ListQuery = Type.Object({
   ...Filter,
