@@ -19,16 +19,8 @@ export interface CommandRecord {
   isUpdated: boolean
 }
 
-export interface NewCommand {
-  command: string
-  deviceId: string
-  networkId: number
-  deviceTypeId: number
-  userId: number | null
-  parameters: JsonObject | null
-  lifetime: number | null
-  status: string | null
-  result: JsonObject | null
+/** A command to insert: the stored fields less what the server assigns. */
+export type NewCommand = Omit<CommandRecord, 'id' | 'timestamp' | 'lastUpdated' | 'isUpdated'> & {
   /** Client-given timestamp (stored as given); absent = the message clock assigns one. */
   timestamp?: number
 }

@@ -14,7 +14,7 @@ import type { HubEvent } from '../realtime/hub.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { inMessageScope, nameSelected } from '../realtime/message-filter.js'
-import { parseLimit, parseMessageSortOrder, parseNames, parsePathId, parseQueryTimestamp, parseWaitTimeout } from '../realtime/poll-params.js'
+import { parseLimit, parseMessageQuery, parseNames, parsePathId, parseQueryTimestamp, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createSharedReader } from '../realtime/shared-read.js'
@@ -119,20 +119,12 @@ export function createCommandService (ctx: ServiceContext): CommandService {
   return {
     async query (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceCommand, input.deviceId)
-      const start = parseQueryTimestamp(input.start)
-      const end = parseQueryTimestamp(input.end)
-      const sortField = SORT_FIELDS[(input.sortField ?? 'timestamp').toLowerCase() as keyof typeof SORT_FIELDS] ?? 'timestamp'
       const rows = await store.commands.query({
         scope: principal!.scope,
         deviceIds: [input.deviceId],
-        start,
-        end,
         command: input.command === '' ? undefined : input.command,
         status: input.status === '' ? undefined : input.status,
-        sortField,
-        sortOrder: parseMessageSortOrder(input.sortOrder),
-        take: Math.min(input.take ?? 100, ctx.limits.maxTake),
-        skip: input.skip ?? 0
+        ...parseMessageQuery(input, SORT_FIELDS, ctx.limits.maxTake)
       })
       return rows.map(commandView)
     },

@@ -15,7 +15,7 @@ import { longPoll } from '../realtime/long-poll.js'
 import type { HighWater } from '../commands/command-ports.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS, inMessageScope, nameSelected } from '../realtime/message-filter.js'
-import { parseMessageSortOrder, parseNames, parsePathId, parseQueryTimestamp, parseWaitTimeout } from '../realtime/poll-params.js'
+import { parseMessageQuery, parseNames, parsePathId, parseQueryTimestamp, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createSharedReader } from '../realtime/shared-read.js'
@@ -151,17 +151,11 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
   return {
     async query (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceNotification, input.deviceId)
-      const sortField = SORT_FIELDS[(input.sortField ?? 'timestamp').toLowerCase() as keyof typeof SORT_FIELDS] ?? 'timestamp'
       const rows = await store.notifications.query({
         scope: principal!.scope,
         deviceIds: [input.deviceId],
-        start: parseQueryTimestamp(input.start),
-        end: parseQueryTimestamp(input.end),
         notification: input.notification === '' ? undefined : input.notification,
-        sortField,
-        sortOrder: parseMessageSortOrder(input.sortOrder),
-        take: Math.min(input.take ?? 100, ctx.limits.maxTake),
-        skip: input.skip ?? 0
+        ...parseMessageQuery(input, SORT_FIELDS, ctx.limits.maxTake)
       })
       return rows.map(notificationView)
     },

@@ -61,3 +61,38 @@ export function parseMessageSortOrder (value: string | undefined): 'ASC' | 'DESC
   if (value === undefined || value === '') return 'DESC'
   return value.toUpperCase() === 'DESC' ? 'DESC' : 'ASC'
 }
+
+export interface MessageQueryInput {
+  start?: string
+  end?: string
+  sortField?: string
+  sortOrder?: string
+  take?: number
+  skip?: number
+}
+
+/**
+ * The shared parameters of the command and notification queries (§6.2, §6.9): inclusive
+ * `start`/`end`, a sort field from `sortFields` (case-insensitive, else `timestamp`), newest first
+ * by default, `take` 100 by default and capped at `maxTake` (R10).
+ *
+ * @example
+ * parseMessageQuery({ sortField: 'COMMAND' }, { timestamp: 'timestamp', command: 'command' }, 10_000)
+ */
+export function parseMessageQuery<F extends string> (input: MessageQueryInput, sortFields: Readonly<Record<string, F>>, maxTake: number): {
+  start: number | undefined
+  end: number | undefined
+  sortField: F | 'timestamp'
+  sortOrder: 'ASC' | 'DESC'
+  take: number
+  skip: number
+} {
+  return {
+    start: parseQueryTimestamp(input.start),
+    end: parseQueryTimestamp(input.end),
+    sortField: sortFields[(input.sortField ?? 'timestamp').toLowerCase()] ?? 'timestamp',
+    sortOrder: parseMessageSortOrder(input.sortOrder),
+    take: Math.min(input.take ?? 100, maxTake),
+    skip: input.skip ?? 0
+  }
+}
