@@ -7,9 +7,13 @@ import type { TokenLifetimes } from './core/auth/auth-service.js'
 import type { DeviceHub } from './core/devicehub.js'
 import { createDeviceHub } from './core/devicehub.js'
 import type { Limits } from './core/context.js'
-import { buildServer } from './http/build-server.js'
-import { createPostgresHub } from './hubs/postgres-hub.js'
-import type { Hub } from './core/realtime/hub.js'
+import { buildServer, normaliseBasePath } from './http/build-server.js'
+import { consolePath } from './http/console.js'
+import type { MetricsOptions } from './http/metrics.js'
+import type { PresenceSettings } from './core/presence/presence-service.js'
+import { createPostgresDoorbell } from './doorbells/postgres-doorbell.js'
+import type { Doorbell } from './core/realtime/doorbell.js'
+import type { Durability } from './store/dialects/sqlite.js'
 import { isPostgresUrl, openStore } from './store/open-store.js'
 
 export interface StartServerOptions {
@@ -28,6 +32,21 @@ export interface StartServerOptions {
   retentionMs?: number
   logger?: FastifyServerOptions['logger']
   bodyLimit?: number
+  /** Prometheus metrics at `GET /metrics` (default false; see buildServer). */
+  metrics?: boolean | MetricsOptions
+  /**
+   * Refuse to start when another process serves the same SQLite file (default true): each
+   * would wake only its own long polls. A `<file>.lock` file names the owner.
+   */
+  lockDatabase?: boolean
+  /** Device presence: online window and opt-in `$device-online` / `$device-offline`. */
+  presence?: Partial<PresenceSettings>
+  /** Serve the web console at `<context>/console` (default true). */
+  console?: boolean
+  /** SQLite only: `normal` (default) or `full` (acknowledged writes survive a power failure; slower writes). */
+  durability?: Durability
+  /** Called with the built app before it listens: add hooks or routes (the test rig's faults do). */
+  configure?: (app: FastifyInstance) => void | Promise<void>
 }
 
 export interface RunningServer {
@@ -36,8 +55,12 @@ export interface RunningServer {
   readonly port: number
   readonly app: FastifyInstance
   readonly hub: DeviceHub
+  /** The web console's URL, when it is served. */
+  readonly consoleUrl: string | undefined
   /** An access/refresh token pair for the admin (user 1). */
   adminTokens(): Promise<{ accessToken: string, refreshToken: string }>
+  /** Readiness, as `GET {base}/health/ready` reports it. */
+  health(): ReturnType<DeviceHub['health']>
   /** Stops listening (in-flight requests finish) and closes the store. */
   close(): Promise<void>
 }
@@ -51,32 +74,44 @@ export interface RunningServer {
  */
 export async function startServer (options: StartServerOptions = {}): Promise<RunningServer> {
   const location = options.db ?? ':memory:'
-  const store = await openStore(location)
+  const store = await openStore(location, { lock: options.lockDatabase !== false, durability: options.durability })
   let hub: DeviceHub
-  let doorbells: Hub | undefined
+  let doorbells: Doorbell | undefined
   try {
     // Several instances over one PostgreSQL database wake each other's long polls through
-    // LISTEN/NOTIFY; one process on SQLite needs nothing more than the memory hub.
-    if (isPostgresUrl(location)) doorbells = await createPostgresHub(location)
+    // LISTEN/NOTIFY; one process on SQLite needs nothing more than the memory doorbell.
+    if (isPostgresUrl(location)) doorbells = await createPostgresDoorbell(location)
     hub = await createDeviceHub({
       store,
-      hub: doorbells,
+      doorbell: doorbells,
       jwtSecret: options.jwtSecret,
       admin: options.admin,
+      // The admin is created once the server really listens: a start that fails (a busy port)
+      // must not create an admin whose generated password nobody saw.
+      deferBootstrap: true,
       tokenLifetimes: options.tokenLifetimes,
       limits: options.limits,
-      retentionMs: options.retentionMs
+      retentionMs: options.retentionMs,
+      presence: options.presence
     })
   } catch (error) {
     await doorbells?.close()
     await store.close()
     throw error
   }
-  const basePath = options.basePath ?? '/api/rest'
-  const app = await buildServer({ hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit })
+  const basePath = normaliseBasePath(options.basePath ?? '/api/rest')
+  let app: FastifyInstance
+  try {
+    app = await buildServer({ hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, metrics: options.metrics, console: options.console })
+  } catch (error) {
+    await hub.close()
+    throw error
+  }
   const host = options.host ?? '127.0.0.1'
   try {
+    await options.configure?.(app)
     await app.listen({ port: options.port ?? 0, host })
+    await hub.initialise()
   } catch (error) {
     await app.close()
     throw error
@@ -84,12 +119,15 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   const address = app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : options.port ?? 0
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
+  const origin = `http://${urlHost}:${port}`
   return {
-    url: `http://${urlHost}:${port}${basePath}`,
+    url: `${origin}${basePath}`,
+    consoleUrl: options.console === false ? undefined : `${origin}${consolePath(basePath)}`,
     port,
     app,
     hub,
     adminTokens: () => hub.tokens.issueForUser(1),
+    health: () => hub.health(),
     close: () => app.close()
   }
 }

@@ -21,10 +21,13 @@ function imports (source: string): string[] {
 }
 
 const LAYER_RULES: Record<string, { packages: RegExp, layers: string[] }> = {
-  core: { packages: /^(fastify|@fastify\/|kysely|better-sqlite3|pg|commander|find-my-way)/, layers: ['http', 'store', 'hubs', 'cli'] },
-  store: { packages: /^(fastify|@fastify\/|commander|find-my-way)/, layers: ['http', 'hubs', 'cli'] },
-  hubs: { packages: /^(fastify|@fastify\/|kysely|better-sqlite3|commander)/, layers: ['http', 'store', 'cli'] },
-  http: { packages: /^(kysely|better-sqlite3|pg|commander)/, layers: ['store', 'hubs', 'cli'] }
+  core: { packages: /^(fastify|@fastify\/|kysely|better-sqlite3|pg|commander|find-my-way)/, layers: ['http', 'store', 'doorbells', 'cli', 'client', 'testing'] },
+  store: { packages: /^(fastify|@fastify\/|commander|find-my-way)/, layers: ['http', 'doorbells', 'cli', 'client', 'testing'] },
+  doorbells: { packages: /^(fastify|@fastify\/|kysely|better-sqlite3|commander)/, layers: ['http', 'store', 'cli'] },
+  http: { packages: /^(kysely|better-sqlite3|pg|commander)/, layers: ['store', 'doorbells', 'cli', 'client', 'testing'] },
+  // A client runs anywhere (scripts, simulators): fetch only, and core's types.
+  client: { packages: /^(fastify|@fastify\/|kysely|better-sqlite3|pg|commander|find-my-way)/, layers: ['http', 'store', 'doorbells', 'cli', 'testing'] },
+  testing: { packages: /^(commander)/, layers: ['cli'] }
 }
 
 t.test('each layer imports only what it may', async (t) => {

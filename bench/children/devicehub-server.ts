@@ -6,7 +6,7 @@
  * With BENCH_INIT=1 it only initialises the database and exits: the first start hashes the
  * admin password with scrypt, whose memory would otherwise stay in the measured RSS.
  */
-import type { MemoryHub } from '../../lib/core/realtime/memory-hub.js'
+import type { MemoryDoorbell } from '../../lib/core/realtime/memory-doorbell.js'
 import { keepYoungGenerationSmall } from '../../lib/cli/memory-tuning.js'
 import { startServer } from '../../lib/start-server.js'
 
@@ -14,7 +14,9 @@ const db = process.env.BENCH_DB
 if (db === undefined) throw new Error('BENCH_DB is not set')
 // Run the server as `devicehub serve` does, V8 tuning included.
 keepYoungGenerationSmall()
-const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false })
+// BENCH_DURABILITY=full measures SQLite's synchronous=FULL against the NORMAL default.
+const durability = process.env.BENCH_DURABILITY === 'full' ? 'full' : 'normal'
+const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability })
 if (process.env.BENCH_INIT === '1') {
   await server.hub.store.devices.insert({ id: 'bench-device', name: 'bench', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   for (let i = 0; i < 100; i++) {
@@ -29,7 +31,7 @@ const gc = (globalThis as { gc?: () => void }).gc
 process.on('message', (message: { type: string }) => {
   if (message.type === 'stats') {
     gc?.()
-    process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: (server.hub.hub as MemoryHub).size })
+    process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: (server.hub.doorbell as MemoryDoorbell).size })
   } else if (message.type === 'stop') {
     server.close().finally(() => process.exit(0))
   }

@@ -9,17 +9,27 @@ import { describeLocation, openStore } from '../store/open-store.js'
 import { migrateStore } from './migrate.js'
 import { runServe } from './serve.js'
 import { parseDuration } from './duration.js'
+import { runSimulation } from './simulate.js'
+import { registerUserCommands } from './user.js'
 
 export interface CliIo {
   out: (line: string) => void
   err: (line: string) => void
   env: NodeJS.ProcessEnv
+  /** stderr is a terminal: progress may rewrite one line. */
+  isTTY?: boolean
+  /** Rewrites the progress line (terminals only). */
+  progress?: (line: string) => void
+  /** Aborted on SIGINT/SIGTERM (long-running commands stop cleanly). */
+  signal?: AbortSignal
 }
 
 const defaultIo: CliIo = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
-  env: process.env
+  env: process.env,
+  isTTY: process.stderr.isTTY,
+  progress: (line) => process.stderr.write(`\r${line.slice(0, (process.stderr.columns || 120) - 1)}\x1b[K`)
 }
 
 function integer (min: number, max: number) {
@@ -38,6 +48,12 @@ function duration (value: string): number {
   }
 }
 
+function presenceWindow (value: string): number {
+  const ms = duration(value)
+  if (ms < 1000) throw new InvalidArgumentError('the presence window is at least 1s')
+  return ms
+}
+
 const dbOption = (): Option => new Option('--db <location>', 'SQLite file, :memory:, or a postgres:// URL')
   .env('DEVICEHUB_DB').default('./devicehub.db')
 const secretOption = (): Option => new Option('--jwt-secret <secret>', 'JWT signing secret (else stored in the database; also read from JWT_SECRET)')
@@ -51,28 +67,46 @@ export function createCli (io: CliIo = defaultIo): Command {
   const program = new Command('devicehub')
     .description('DeviceHive-compatible device-management server')
     .version(SERVER_VERSION)
-    .showHelpAfterError()
+    // The one-line error stays visible: a hint, not the whole help, follows it.
+    .showHelpAfterError("(add --help for the commands and their flags)")
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
 
   program.command('serve')
     .description('start the REST server (SQLite by default; prints its URL and how to get a token)')
     .addOption(new Option('--port <port>', 'TCP port; 0 picks a free one').env('DEVICEHUB_PORT').default(8080).argParser(integer(0, 65535)))
     .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 for devices on your network').env('DEVICEHUB_HOST').default('127.0.0.1'))
-    .addOption(new Option('--base-path <path>', 'REST base path').env('DEVICEHUB_BASE_PATH').default('/api/rest'))
+    .addOption(new Option('--base-path <path>', 'REST base path (a leading / is added)').env('DEVICEHUB_BASE_PATH').default('/api/rest'))
     .addOption(dbOption())
     .addOption(secretOption())
     .addOption(new Option('--admin-login <login>', 'login of the admin created on first start').env('DEVICEHUB_ADMIN_LOGIN').default('dhadmin'))
     .addOption(new Option('--admin-password <password>', 'password of the admin created on first start (else generated and printed once)').env('DEVICEHUB_ADMIN_PASSWORD'))
-    .addOption(new Option('--access-token-lifetime <duration>', 'access token lifetime (e.g. 30m)').env('DEVICEHUB_ACCESS_TOKEN_LIFETIME').default(30 * 60_000, '30m').argParser(duration))
-    .addOption(new Option('--refresh-token-lifetime <duration>', 'refresh token lifetime (e.g. 182d)').env('DEVICEHUB_REFRESH_TOKEN_LIFETIME').default(182 * 86_400_000, '182d').argParser(duration))
-    .addOption(new Option('--retention <duration>', 'how long commands and notifications are kept (e.g. 30d)').env('DEVICEHUB_RETENTION').default(30 * 86_400_000, '30d').argParser(duration))
-    .addOption(new Option('--max-take <n>', 'largest page a list returns (R10)').env('DEVICEHUB_MAX_TAKE').default(10_000).argParser(integer(1, 1_000_000)))
-    .addOption(new Option('--body-limit <bytes>', 'largest request body').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
+    .addOption(new Option('--access-token-lifetime <duration>', 'access token lifetime, with a unit: ms, s, m, h or d').env('DEVICEHUB_ACCESS_TOKEN_LIFETIME').default(30 * 60_000, '30m').argParser(duration))
+    .addOption(new Option('--refresh-token-lifetime <duration>', 'refresh token lifetime, with a unit: ms, s, m, h or d').env('DEVICEHUB_REFRESH_TOKEN_LIFETIME').default(182 * 86_400_000, '182d').argParser(duration))
+    .addOption(new Option('--retention <duration>', 'how long commands and notifications are kept, with a unit: ms, s, m, h or d').env('DEVICEHUB_RETENTION').default(30 * 86_400_000, '30d').argParser(duration))
+    .addOption(new Option('--presence-window <duration>', 'a device seen within this window is online (at least 1s)').env('DEVICEHUB_PRESENCE_WINDOW')
+      .default(60_000, '60s').argParser(presenceWindow))
+    .addOption(new Option('--presence-notifications', 'send $device-online / $device-offline notifications').env('DEVICEHUB_PRESENCE_NOTIFICATIONS').default(false))
+    .addOption(new Option('--no-console', 'do not serve the web console at <context>/console').env('DEVICEHUB_NO_CONSOLE'))
+    .addOption(new Option('--max-take <n>', 'largest page a list returns (a larger take is capped)').env('DEVICEHUB_MAX_TAKE').default(10_000).argParser(integer(1, 1_000_000)))
+    .addOption(new Option('--durability <mode>', 'SQLite: full = acknowledged writes survive a power failure (slower writes); normal = they survive a crash')
+      .env('DEVICEHUB_DURABILITY').choices(['normal', 'full']).default('normal'))
+    .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .addOption(new Option('--log-format <format>', 'pretty (one readable line per record) or json (JSON lines)')
+      .env('DEVICEHUB_LOG_FORMAT').default(undefined, 'pretty in a terminal, else json').choices(['pretty', 'json']))
+    // Not .env(): commander would turn DEVICEHUB_METRICS=false into true (any value counts).
+    .addOption(new Option('--metrics', 'serve Prometheus metrics at GET /metrics (no authentication: keep it internal) ' +
+      '(env: DEVICEHUB_METRICS=true)'))
     .action(async (options) => {
       // An empty environment variable counts as not set.
-      await runServe({ ...options, adminPassword: options.adminPassword || undefined, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined }, io)
+      await runServe({
+        ...options,
+        logFormat: options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
+        metrics: options.metrics === true || /^(1|true|yes|on)$/i.test(io.env.DEVICEHUB_METRICS ?? ''),
+        adminPassword: options.adminPassword || undefined,
+        jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined
+      }, io)
     })
 
   program.command('migrate')
@@ -88,7 +122,8 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(dbOption())
     .addOption(secretOption())
     .action(async (options: { login: string, db: string, jwtSecret?: string }) => {
-      const store = await openStore(options.db)
+      // A typo in --db must not create a database with a fresh admin.
+      const store = await openStore(options.db, { mustExist: true })
       const hub = await createDeviceHub({ store, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined })
       try {
         if (hub.bootstrap.generatedPassword !== undefined) {
@@ -101,6 +136,39 @@ export function createCli (io: CliIo = defaultIo): Command {
         await hub.close()
       }
     })
+
+  registerUserCommands(program, io, dbOption)
+
+  program.command('simulate')
+    .description('run simulated devices against a DeviceHive-compatible server (load tests, demos)')
+    .addOption(new Option('--url <url>', 'REST base URL of the server').env('DEVICEHUB_URL').default('http://127.0.0.1:8080/api/rest'))
+    .addOption(new Option('--token <jwt>', 'access token (else --login and --password)').env('DEVICEHUB_TOKEN'))
+    .addOption(new Option('--login <login>', 'login to get a token with').env('DEVICEHUB_LOGIN'))
+    .addOption(new Option('--password <password>', 'password for --login').env('DEVICEHUB_PASSWORD'))
+    .addOption(new Option('--devices <n>', 'number of devices').default(10).argParser(integer(1, 100_000)))
+    .addOption(new Option('--rate <n>', 'notifications per second, whole fleet').default(10).argParser(integer(0, 1_000_000)))
+    .addOption(new Option('--prefix <prefix>', 'device id prefix (ids are <prefix>1 ... <prefix>N)').default('sim-'))
+    .addOption(new Option('--duration <duration>', 'how long to run (e.g. 30s, 5m; 0 = until Ctrl-C)').default(0, 'until Ctrl-C').argParser((v) => v.trim() === '0' ? 0 : duration(v)))
+    .addOption(new Option('--network-id <id>', 'network to register the devices in').argParser(integer(1, 2 ** 31 - 1)))
+    .addOption(new Option('--transport <transport>', 'how devices receive commands').choices(['rest', 'websocket']).default('rest'))
+    .action(async (options) => {
+      const stop = new AbortController()
+      const onSignal = (): void => stop.abort()
+      process.once('SIGINT', onSignal).once('SIGTERM', onSignal)
+      io.signal?.addEventListener('abort', onSignal)
+      try {
+        const summary = await runSimulation({ ...options, token: options.token || undefined }, io, stop.signal)
+        io.out(JSON.stringify(summary))
+      } finally {
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+      }
+    })
+
+  // `devicehub --help` lists every command's flags, not only the command names.
+  const everyCommand = (command: Command): Command[] => command.commands.flatMap((sub) => [sub, ...everyCommand(sub)])
+  program.addHelpText('after', () => everyCommand(program)
+    .map((command) => `\n${command.helpInformation().trimEnd()}`)
+    .join('\n'))
 
   return program
 }

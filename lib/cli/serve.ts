@@ -1,6 +1,12 @@
-/** `devicehub serve`: start, print where it listens and how to log in, stop cleanly on signals. */
+/**
+ * `devicehub serve`: start, print where it listens and how to log in, stop cleanly on signals.
+ * Logs go to stdout (JSON lines or pretty); the banner goes to stderr, so a JSON log stream
+ * never carries plain text.
+ */
 import { SERVER_VERSION } from '../core/version.js'
 import { startServer } from '../start-server.js'
+import type { LogFormat } from './logger.js'
+import { createLoggerOptions } from './logger.js'
 import { keepYoungGenerationSmall } from './memory-tuning.js'
 import { describeLocation } from '../store/open-store.js'
 import type { CliIo } from './create-cli.js'
@@ -20,6 +26,14 @@ export interface ServeOptions {
   retention: number
   bodyLimit: number
   logLevel: string
+  logFormat: LogFormat
+  metrics: boolean
+  presenceWindow: number
+  presenceNotifications: boolean
+  /** False with --no-console. */
+  console: boolean
+  /** SQLite `synchronous`: normal (default) or full. */
+  durability?: 'normal' | 'full'
 }
 
 export async function runServe (options: ServeOptions, io: CliIo): Promise<void> {
@@ -34,18 +48,26 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     tokenLifetimes: { accessMs: options.accessTokenLifetime, refreshMs: options.refreshTokenLifetime },
     limits: { maxTake: options.maxTake },
     retentionMs: options.retention,
+    presence: { windowMs: options.presenceWindow, notifications: options.presenceNotifications },
+    console: options.console,
     bodyLimit: options.bodyLimit,
-    logger: options.logLevel === 'silent' ? false : { level: options.logLevel }
+    durability: options.durability,
+    logger: createLoggerOptions({ level: options.logLevel, format: options.logFormat, colour: process.stdout.isTTY }),
+    metrics: options.metrics
   })
   const { bootstrap } = server.hub
-  io.out(`devicehub ${SERVER_VERSION} listening on ${server.url}`)
-  io.out(`database: ${describeLocation(options.db)}`)
+  const origin = new URL(server.url).origin
+  const say = io.err
+  say(`devicehub ${SERVER_VERSION} listening on ${server.url}`)
+  say(`database: ${describeLocation(options.db)}`)
+  say(`API docs: ${server.url}/docs   health: ${server.url}/health/ready${options.metrics ? `   metrics: ${origin}/metrics` : ''}`)
+  if (server.consoleUrl !== undefined) say(`web console: ${server.consoleUrl}`)
   if (bootstrap.generatedPassword !== undefined) {
-    io.out(`first start: created admin '${bootstrap.adminLogin}' with password ${bootstrap.generatedPassword}`)
-    io.out('this password is shown only once: keep it now (or restart an empty database with --admin-password)')
+    say(`first start: created admin '${bootstrap.adminLogin}' with password ${bootstrap.generatedPassword}`)
+    say('this password is shown only once: keep it now (lost it? devicehub user passwd)')
   }
-  io.out('get a token:')
-  io.out(`  curl -s -X POST ${server.url}/token -H 'Content-Type: application/json' -d '{"login":"${bootstrap.adminLogin}","password":"<password>"}'`)
+  say('get a token:')
+  say(`  curl -s -X POST ${server.url}/token -H 'Content-Type: application/json' -d '{"login":"${bootstrap.adminLogin}","password":"<password>"}'`)
 
   let stopping = false
   const stop = (signal: string): void => {
@@ -54,9 +76,9 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
       process.exit(1)
     }
     stopping = true
-    io.out(`${signal}: closing (in-flight requests finish first)`)
+    io.err(`${signal}: closing (in-flight requests finish first)`)
     server.close().then(() => {
-      io.out('closed')
+      io.err('closed')
       process.exit(0)
     }, (error: unknown) => {
       io.err(`error while closing: ${String(error)}`)

@@ -1,8 +1,10 @@
 /** What every domain service is built from: the ports plus settings. */
 import type { AuthService } from './auth/auth-service.js'
+import type { HistoryPurger } from './devices/history-purge.js'
 import type { Logger, Store } from './ports.js'
+import type { Presence } from './presence/presence-service.js'
 import type { WaiterRegistry } from './realtime/cancellation.js'
-import type { Hub } from './realtime/hub.js'
+import type { Doorbell } from './realtime/doorbell.js'
 import type { Clock } from './time.js'
 
 export interface Limits {
@@ -12,11 +14,15 @@ export interface Limits {
 
 export interface ServiceContext {
   store: Store
-  hub: Hub
+  doorbell: Doorbell
   clock: Clock
   logger: Logger
   limits: Limits
   auth: AuthService
   /** Pending long polls; released at shutdown so they answer `[]` at once. */
   waiters: WaiterRegistry
+  /** Device presence: services report device-authored activity to it. */
+  presence: Presence
+  /** Removes the histories of deleted devices in the background. */
+  purger: HistoryPurger
 }

@@ -1,5 +1,5 @@
 /**
- * The composition of the core: every domain service over one store and one hub. Framework-free;
+ * The composition of the core: every domain service over one store and one doorbell. Framework-free;
  * the HTTP adapter, the CLI and embedding code all call these services.
  */
 import type { AuthService, TokenLifetimes } from './auth/auth-service.js'
@@ -14,6 +14,8 @@ import { createConfigurationService } from './configuration/configuration-servic
 import type { Limits, ServiceContext } from './context.js'
 import type { DeviceTypeService } from './device-types/device-type-service.js'
 import { createDeviceTypeService } from './device-types/device-type-service.js'
+import type { HistoryPurger } from './devices/history-purge.js'
+import { createHistoryPurger } from './devices/history-purge.js'
 import type { DeviceService } from './devices/device-service.js'
 import { createDeviceService } from './devices/device-service.js'
 import type { ClusterInfo, InfoService } from './info/info-service.js'
@@ -22,13 +24,21 @@ import type { NetworkService } from './networks/network-service.js'
 import { createNetworkService } from './networks/network-service.js'
 import type { NotificationService } from './notifications/notification-service.js'
 import { createNotificationService } from './notifications/notification-service.js'
+import type { PluginDelivery } from './plugins/plugin-delivery.js'
+import { createPluginDelivery } from './plugins/plugin-delivery.js'
 import type { PluginService } from './plugins/plugin-service.js'
 import { createPluginService } from './plugins/plugin-service.js'
+import type { HealthReport } from './operations/health.js'
+import { checkHealth } from './operations/health.js'
+import type { HubStats } from './operations/hub-stats.js'
+import { countingDoorbell, createStatsRecorder } from './operations/hub-stats.js'
 import type { Logger, Store } from './ports.js'
+import type { Presence, PresenceSettings } from './presence/presence-service.js'
+import { createPresence } from './presence/presence-service.js'
 import { silentLogger } from './ports.js'
-import type { Hub } from './realtime/hub.js'
+import type { Doorbell } from './realtime/doorbell.js'
 import { createWaiterRegistry } from './realtime/cancellation.js'
-import { createMemoryHub } from './realtime/memory-hub.js'
+import { createMemoryDoorbell } from './realtime/memory-doorbell.js'
 import type { RetentionPruner } from './realtime/retention.js'
 import { DEFAULT_RETENTION_MS, createRetentionPruner } from './realtime/retention.js'
 import type { Clock } from './time.js'
@@ -38,31 +48,51 @@ import { createUserService } from './users/user-service.js'
 
 export interface DeviceHubOptions {
   store: Store
-  /** Defaults to an in-process memory hub. */
-  hub?: Hub
+  /** Defaults to an in-process memory doorbell. */
+  doorbell?: Doorbell
   /** Tests only (D2): no setting shifts the clock of a running server. */
   clock?: Clock
   logger?: Logger
   /** The JWT secret (D3); when absent the stored one is used, or one is generated and stored. */
   jwtSecret?: string
   tokenLifetimes?: Partial<TokenLifetimes>
-  /** First-start admin (D4). */
+  /**
+   * The admin created on the first start (D4), with the network and device type 1. Without a
+   * password one is generated and returned once in `hub.bootstrap.generatedPassword`.
+   */
   admin?: { login?: string, password?: string }
+  /**
+   * Do not create the first-start data now; `hub.initialise()` does. `startServer()` uses this
+   * so that a start that fails (a busy port) creates no admin whose password nobody saw.
+   */
+  deferBootstrap?: boolean
   limits?: Partial<Limits>
   /** Strings for `/info/config/cluster`. */
   cluster?: Partial<ClusterInfo>
   /** R8: how long commands and notifications are kept, in ms (default 30 days). */
   retentionMs?: number
+  /** Device presence: the online window and the opt-in `$device-online` / `$device-offline` notifications. */
+  presence?: Partial<PresenceSettings>
 }
 
 export interface DeviceHub {
   readonly store: Store
-  readonly hub: Hub
+  readonly doorbell: Doorbell
   readonly clock: Clock
   readonly logger: Logger
   readonly limits: Limits
-  /** What the first-start bootstrap did on this start. */
+  /**
+   * What the first-start bootstrap did on this start. On the start that created the admin with
+   * a generated password, `generatedPassword` holds it: show it to the operator, it is stored
+   * only hashed.
+   */
   readonly bootstrap: BootstrapResult
+  /** Runs the first-start bootstrap if `deferBootstrap` postponed it (idempotent); returns `bootstrap`. */
+  initialise(): Promise<BootstrapResult>
+  /** Readiness: the store answers, the doorbell is connected, the hub is not closing. */
+  health(): Promise<HealthReport>
+  /** Counters for monitoring (parked polls, messages written, retention). */
+  readonly stats: HubStats
   readonly tokens: AuthService
   readonly info: InfoService
   readonly configuration: ConfigurationService
@@ -73,11 +103,17 @@ export interface DeviceHub {
   readonly commands: CommandService
   readonly notifications: NotificationService
   readonly plugins: PluginService
+  /** Plugin message delivery (the plugin proxy's core): connections, subscriptions, status. */
+  readonly pluginDelivery: PluginDelivery
   /** The background pruning of old commands and notifications (R8). */
   readonly retention: RetentionPruner
+  /** Device presence (`lastSeen`, `online`); real-time adapters report open device streams to it. */
+  readonly presence: Presence
+  /** Removes the histories of deleted devices in background batches. */
+  readonly purger: HistoryPurger
   /** Answers every pending long poll with `[]` now (before a server closes). Idempotent. */
   releaseWaiters(): void
-  /** Releases the waiters, stops the pruner, closes the hub and the store. Idempotent. */
+  /** Releases the waiters, stops the pruner, closes the doorbell and the store. Idempotent. */
   close(): Promise<void>
 }
 
@@ -94,24 +130,50 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const { store } = options
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? silentLogger
-  const hub = options.hub ?? createMemoryHub()
+  const doorbell = options.doorbell ?? createMemoryDoorbell()
   const limits: Limits = { maxTake: 10_000, ...options.limits }
   const lifetimes = { ...DEFAULT_TOKEN_LIFETIMES, ...options.tokenLifetimes }
   const secret = await resolveJwtSecret(store, options.jwtSecret)
   const auth = createAuthService({ store, jwt: createJwtCodec(secret), clock, lifetimes })
-  const bootstrap = await ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
+  const runBootstrap = (): Promise<BootstrapResult> => ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
+  let bootstrap: BootstrapResult = options.deferBootstrap === true
+    ? { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
+    : await runBootstrap()
+  let initialising: Promise<BootstrapResult> | undefined = options.deferBootstrap === true ? undefined : Promise.resolve(bootstrap)
   const waiters = createWaiterRegistry()
-  const ctx: ServiceContext = { store, hub, clock, logger, limits, auth, waiters }
-  const retention = createRetentionPruner({ store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS })
+  const recorder = createStatsRecorder(() => waiters.size)
+  // Services ring a counting wrapper; `hub.doorbell` stays the doorbell the caller gave.
+  const counted = countingDoorbell(doorbell, recorder.messageCounts)
+  const presence = createPresence({ store, doorbell: counted, clock, logger }, options.presence)
+  const purger = createHistoryPurger({ store, logger })
+  // Histories queued before this start (a crash mid-purge, migration 0003) go now.
+  purger.kick()
+  const ctx: ServiceContext = { store, doorbell: counted, clock, logger, limits, auth, waiters, presence, purger }
+  const retention = createRetentionPruner({
+    store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS, onPass: recorder.pruned, onFailure: recorder.pruneFailed
+  })
   retention.start()
+  presence.start()
+  const pluginDelivery = createPluginDelivery(ctx)
   let closing: Promise<void> | undefined
   return {
     store,
-    hub,
+    doorbell,
     clock,
     logger,
     limits,
-    bootstrap,
+    get bootstrap () {
+      return bootstrap
+    },
+    initialise () {
+      initialising ??= runBootstrap().then((result) => {
+        bootstrap = result
+        return result
+      })
+      return initialising
+    },
+    health: () => checkHealth({ store, doorbell, closing: () => closing !== undefined || waiters.closed }),
+    stats: recorder.stats,
     tokens: auth,
     info: createInfoService({ clock, cluster: options.cluster, describeStore: () => `storage: ${store.dialect}` }),
     configuration: createConfigurationService(store),
@@ -121,16 +183,22 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     devices: createDeviceService(ctx),
     commands: createCommandService(ctx),
     notifications: createNotificationService(ctx),
-    plugins: createPluginService(ctx),
+    plugins: createPluginService(ctx, pluginDelivery),
+    pluginDelivery,
     retention,
+    presence,
+    purger,
     releaseWaiters () {
       waiters.releaseAll()
     },
     close () {
       closing ??= (async () => {
         waiters.releaseAll()
+        pluginDelivery.close()
         await retention.stop()
-        await hub.close()
+        await presence.stop()
+        await purger.stop()
+        await doorbell.close()
         await store.close()
       })()
       return closing

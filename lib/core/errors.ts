@@ -12,16 +12,20 @@ export type DeviceHubErrorCode =
   | 'NOT_FOUND' // 404
   | 'CONFLICT' // 409
   | 'PAYLOAD_TOO_LARGE' // 413
+  | 'TOO_MANY_REQUESTS' // 429
   | 'UNAVAILABLE' // 503
   | 'INTERNAL' // 500
 
 export class DeviceHubError extends Error {
   readonly code: DeviceHubErrorCode
+  /** Seconds the client should wait before trying again (`TOO_MANY_REQUESTS`). */
+  readonly retryAfterSeconds: number | undefined
 
-  constructor (code: DeviceHubErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor (code: DeviceHubErrorCode, message: string, options?: { cause?: unknown, retryAfterSeconds?: number }) {
     super(message, options)
     this.name = 'DeviceHubError'
     this.code = code
+    this.retryAfterSeconds = options?.retryAfterSeconds
   }
 }
 

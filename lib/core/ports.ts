@@ -1,15 +1,17 @@
 /**
- * The seams of the core: what it needs from storage and from the realtime hub, in domain
+ * The seams of the core: what it needs from storage and from the realtime doorbell, in domain
  * terms only. The store never sees a token or a principal; services hand it a plain
  * {@link DataScope}. Each area keeps its repository interface next to its service.
  */
 import type { CommandRepository } from './commands/command-ports.js'
 import type { ConfigurationRepository, SecretRepository } from './configuration/configuration-ports.js'
-import type { DeviceRepository } from './devices/device-ports.js'
+import type { DeviceRepository, PurgeRepository } from './devices/device-ports.js'
 import type { DeviceTypeRepository } from './device-types/device-type-ports.js'
 import type { NetworkRepository } from './networks/network-ports.js'
 import type { NotificationRepository } from './notifications/notification-ports.js'
 import type { PluginRepository } from './plugins/plugin-ports.js'
+import type { MessageFeedRepository } from './realtime/message-feed.js'
+import type { PresenceRepository } from './presence/presence-ports.js'
 import type { UserRepository } from './users/user-ports.js'
 
 export type JsonObject = { [key: string]: unknown }
@@ -54,10 +56,15 @@ export interface Store {
   readonly configuration: ConfigurationRepository
   readonly secrets: SecretRepository
   readonly plugins: PluginRepository
+  /** Every message in commit order, by position (plugin delivery). */
+  readonly feed: MessageFeedRepository
+  readonly presence: PresenceRepository
+  /** Histories of deleted devices still to remove. */
+  readonly purges: PurgeRepository
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>
   /**
    * Runs `fn` once the surrounding transaction has committed (at once outside a transaction;
-   * never if it rolls back). The memory hub rings its doorbells this way.
+   * never if it rolls back). The memory doorbell rings its doorbells this way.
    */
   afterCommit(fn: () => void): void
   /**
@@ -66,7 +73,15 @@ export interface Store {
    */
   notify(channel: string, payload: string): Promise<void>
   close(): Promise<void>
+  /**
+   * Monitoring: calls `listener` with the duration of every completed query; returns the
+   * function that stops it. Optional: a store without it reports no query latency.
+   */
+  observeQueries?(listener: QueryListener): () => void
 }
+
+/** One completed store query: `operation` is select, insert, update, delete, raw or other. */
+export type QueryListener = (query: { operation: string, seconds: number }) => void
 
 /** A structured logger (pino-compatible subset). The core logs through it, never to stdout. */
 export interface Logger {

@@ -17,8 +17,13 @@ export const systemClock: Clock = { now: () => Date.now() }
  * formatTimestamp(1527241974123) // '2018-05-25T09:52:54.123'
  */
 export function formatTimestamp (ms: number): string {
-  return new Date(ms).toISOString().slice(0, 23)
+  // Any stored value is readable (issue #16): out-of-range or non-finite values are clamped to
+  // what a Date can hold instead of throwing.
+  const safe = Number.isFinite(ms) ? Math.max(-MAX_DATE_MS, Math.min(MAX_DATE_MS, ms)) : (ms > 0 ? MAX_DATE_MS : -MAX_DATE_MS)
+  return new Date(safe).toISOString().slice(0, 23)
 }
+
+const MAX_DATE_MS = 8_640_000_000_000_000
 
 export function formatNullableTimestamp (ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : formatTimestamp(ms)

@@ -13,12 +13,83 @@ export function validationMessage (violations: ReadonlyArray<{ property: string,
   return `${VALIDATION_PREFIX}\n${lines.join('\n')}`
 }
 
+/** The deepest JSON nesting accepted anywhere (objects and arrays; issue #16). */
+export const MAX_JSON_DEPTH = 400
+
+export const JSON_TOO_DEEP = `JSON value is nested too deeply: at most ${MAX_JSON_DEPTH} levels`
+export const NUMBER_NOT_FINITE = 'Numbers must be finite'
+
+/**
+ * Checks a JSON value before it is stored: at most {@link MAX_JSON_DEPTH} levels of nesting and
+ * only finite numbers (JSON.parse turns `1e400` into Infinity, which no column or reader
+ * survives). Iterative, so a hostile depth cannot overflow the stack here.
+ *
+ * @example
+ * checkJsonValue({ a: [1, 2] }) // ok
+ * checkJsonValue({ a: Infinity }) // throws 400 'Numbers must be finite'
+ */
+export function checkJsonValue (value: unknown): void {
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!
+    if (typeof item === 'number') {
+      if (!Number.isFinite(item)) throw badRequest(NUMBER_NOT_FINITE)
+    } else if (item !== null && typeof item === 'object') {
+      if (depth > MAX_JSON_DEPTH) throw badRequest(JSON_TOO_DEEP)
+      for (const child of Array.isArray(item) ? item : Object.values(item)) {
+        if (child !== null && (typeof child === 'object' || typeof child === 'number')) stack.push([child, depth + 1])
+      }
+    }
+  }
+}
+
+/**
+ * Whether JSON text nests objects and arrays deeper than `max` (brackets inside strings do
+ * not count). One pass over the characters.
+ *
+ * @example
+ * jsonTooDeep('[[1]]', 1) // true
+ */
+export function jsonTooDeep (text: string, max: number = MAX_JSON_DEPTH): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) {
+      inString = true
+    } else if (c === 123 || c === 91) {
+      if (++depth > max) return true
+    } else if (c === 125 || c === 93) {
+      depth--
+    }
+  }
+  return false
+}
+
 /** A JSON-object field (`data`, `parameters`, `result`): an object or null, else 400 (§1.3). */
 export function jsonObjectOrNull (value: unknown): JsonObject | null | undefined {
   if (value === undefined) return undefined
   if (value === null) return null
   if (typeof value !== 'object' || Array.isArray(value)) throw badRequest(Messages.notJsonObject)
+  checkJsonValue(value)
   return value as JsonObject
+}
+
+/** An optional 32-bit integer field (`lifetime`): null/absent, else a safe integer in `min..max`, else 400. */
+export function optionalInteger (value: unknown, min: number, max: number): number | null {
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) throw badRequest()
+  return value
+}
+
+/** An optional string field: null/absent, else a string of at most `maxLength`, else 400. */
+export function optionalString (value: unknown, maxLength: number): string | null {
+  if (value === undefined || value === null) return null
+  if (typeof value !== 'string' || value.length > maxLength) throw badRequest()
+  return value
 }
 
 /** Throws `Object is null` when a body that must be present is missing. */

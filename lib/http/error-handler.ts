@@ -13,6 +13,7 @@ export const STATUS_BY_CODE: Record<DeviceHubErrorCode, number> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  TOO_MANY_REQUESTS: 429,
   UNAVAILABLE: 503,
   INTERNAL: 500
 }
@@ -49,9 +50,12 @@ export function installErrorHandler (app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     request.log.debug({ code: error.code, message: error.message, validation: error.validation }, 'request failed')
     if (isDeviceHubError(error)) {
+      if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
       return sendError(reply, STATUS_BY_CODE[error.code], error.message)
     }
     if (error.validation !== undefined) {
+      // A path segment that is not the id it should be: DeviceHive (JAX-RS) answers 404.
+      if (error.validationContext === 'params') return sendError(reply, 404, 'HTTP 404 Not Found')
       return sendError(reply, 400, validationMessage(error, request))
     }
     const known = error.code === undefined ? undefined : FASTIFY_ERRORS[error.code]

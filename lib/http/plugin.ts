@@ -1,9 +1,12 @@
 /**
- * The DeviceHive REST surface as an encapsulated Fastify plugin: mount it in a host app under
- * any prefix. Its hooks (auth, CORS), error handler, JSON parser and 404/405 handler apply to
- * its own routes only.
+ * devicehub as a Fastify plugin: mount it in a host app under any prefix (the REST base). The
+ * REST surface is encapsulated there: its hooks (auth, CORS), error handler, JSON parser and
+ * 404/405 handler apply to its own routes only. The WebSocket endpoints live beside the REST base
+ * under its context path (`/api/rest` -> `/api/plugin/proxy`), so the plugin itself runs in the
+ * host's context and registers both parts as encapsulated children.
  */
 import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import type { DeviceHub } from '../core/devicehub.js'
@@ -12,11 +15,18 @@ import { installJsonParser } from './content-types.js'
 import { installCors } from './cors.js'
 import { installErrorHandler } from './error-handler.js'
 import { installNotFoundHandler } from './method-not-allowed.js'
+import { healthRoutes } from './routes/health.js'
 import { infoRoutes } from './routes/info.js'
 import { routeModules } from './routes/index.js'
 import { ErrorBody } from './schemas.js'
 import type { App } from './types.js'
-import { installValidator } from './validation.js'
+import { installSerializer, installValidator } from './validation.js'
+import type { PluginProxyOptions } from './plugin-proxy/route.js'
+import { pluginProxyRoute } from './plugin-proxy/route.js'
+import { contextPath } from './websocket-url.js'
+import type { WebSocketOptions } from './websocket/websocket-routes.js'
+import { DEFAULT_MAX_PAYLOAD, ensureWebSocketSupport, installWebSocketRoute } from './websocket/websocket-routes.js'
+import { webSocketRegistry } from './websocket/registry.js'
 
 export interface DeviceHubPluginOptions {
   hub: DeviceHub
@@ -24,19 +34,26 @@ export interface DeviceHubPluginOptions {
   bodyLimit?: number
   /** Overrides the `webSocketServerUrl` that `/info` reports. */
   webSocketUrl?: string
+  /** The plugin proxy at `<context>/plugin/proxy`: its limits and a fixed `proxyEndpoint` URL. */
+  pluginProxy?: PluginProxyOptions
+  /**
+   * The WebSocket API at `{prefix}/websocket` (limits, or `false` for none). When the prefix ends
+   * in `/rest`, `/info` reports `<context>/websocket` (the prefix without `/rest`): serve that
+   * path too with `devicehubWebSocketPlugin` (the standalone server does).
+   */
+  webSocket?: WebSocketOptions | false
+  /** Serve Swagger UI at `{prefix}/docs` (default true). */
+  docs?: boolean
 }
 
-/**
- * @example
- * const app = Fastify()
- * await app.register(devicehubPlugin, { hub, prefix: '/api/rest' })
- */
-export const devicehubPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, options) => {
+/** The REST surface, encapsulated under the REST base. */
+const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, options) => {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>() as unknown as App
   const { hub } = options
   const basePath = instance.prefix
   installJsonParser(instance, options.bodyLimit ?? 1024 * 1024)
   installValidator(instance)
+  installSerializer(instance)
   installErrorHandler(instance)
   installNotFoundHandler(instance)
   installCors(instance)
@@ -56,10 +73,46 @@ export const devicehubPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async
     })
   }
   instance.addSchema(ErrorBody)
+  if (options.docs !== false) {
+    await instance.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true })
+  }
 
   app.options('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(200).send())
   app.get('/openapi.json', { schema: { hide: true } }, async () => instance.swagger())
 
-  infoRoutes(app, hub, { basePath, webSocketUrl: options.webSocketUrl })
+  infoRoutes(app, hub, { basePath, webSocketUrl: options.webSocketUrl, pluginProxyUrl: options.pluginProxy?.url })
+  healthRoutes(app, hub)
   for (const register of routeModules) register(app, hub)
+
+  if (options.webSocket !== false) {
+    await ensureWebSocketSupport(instance, options.webSocket)
+    instance.addHook('preClose', async () => webSocketRegistry(hub).closeAll())
+    installWebSocketRoute(instance, '/websocket', { ...options.webSocket, hub, basePath })
+  }
 }
+
+/** The endpoints under the context path: the plugin proxy (P1). */
+const contextPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, options) => {
+  pluginProxyRoute(instance, options.hub, options.pluginProxy ?? {})
+}
+
+/**
+ * @example
+ * const app = Fastify()
+ * await app.register(devicehubPlugin, { hub, prefix: '/api/rest' })
+ * // REST under /api/rest, the plugin proxy at /api/plugin/proxy
+ */
+export const devicehubPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = Object.assign(
+  async (instance: Parameters<FastifyPluginAsync<DeviceHubPluginOptions>>[0], options: DeviceHubPluginOptions & { prefix?: string }) => {
+    const prefix = (options.prefix ?? '').replace(/\/+$/, '')
+    // One WebSocket server (upgrade listener) for both parts; a host's own is reused. The plugin
+    // proxy checks its smaller frame limit itself.
+    const webSocket = options.webSocket === false ? {} : options.webSocket
+    const maxPayload = Math.max(webSocket?.maxPayload ?? DEFAULT_MAX_PAYLOAD, options.pluginProxy?.maxFrameBytes ?? 0)
+    await ensureWebSocketSupport(instance, { ...webSocket, maxPayload })
+    await instance.register(restPlugin, { ...options, prefix })
+    await instance.register(contextPlugin, { ...options, prefix: contextPath(prefix) })
+  },
+  // Runs in the host's context (like fastify-plugin), so the two parts can have different prefixes.
+  { [Symbol.for('skip-override')]: true }
+)

@@ -12,18 +12,19 @@ export const errorResponses = {
   '5xx': ErrorBody
 }
 
-export const Timestamp = Type.String({ description: 'UTC, yyyy-MM-ddTHH:mm:ss.SSS, no zone' })
-export const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
-export const NullableString = Type.Union([Type.String(), Type.Null()])
-/** A JSON object or null, serialised as received (key order kept). */
-export const JsonObjectOrNull = Type.Unknown({ description: 'JSON object or null' })
-
-/** Accepts anything on input; the service checks it is an object or null with the contract's message. */
-export const JsonObjectInput = Type.Unknown({ description: 'JSON object or null' })
+// The primitives live in the core, with the wire shapes built from them.
+export { JsonObjectInput, JsonObjectOrNull, NullableString, NullableTimestamp, Timestamp, TimestampInput } from '../core/schemas.js'
 
 export const Count = Type.Object({ count: Type.Integer() })
 
 export const IntegerId = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
+
+/**
+ * A numeric id in the path. Like DeviceHive's `Long` path parameters: any integer reaches the
+ * service (which answers 403 or 404 for it), anything that is not one answers 404
+ * `HTTP 404 Not Found` (error-handler.ts), as a JAX-RS conversion failure does.
+ */
+export const PathId = Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER })
 
 /** A filter on a 32-bit integer column (role, status): out of range is a 400, never a SQL error. */
 export const Int32 = Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647 })

@@ -1,25 +1,93 @@
 /**
- * Schema validation as Fastify does it (Ajv via @fastify/ajv-compiler, same options), with one
- * change: an absent body skips the body schema, so the service can answer the contract's
- * `Error! Validation failed: Object is null` (or treat it as `{}` where the contract says so).
+ * Schema compilers for the devicehub routes. Validation is Fastify's own (Ajv via
+ * @fastify/ajv-compiler, same options), with three changes: an absent body skips the body
+ * schema, so the service can answer the contract's `Error! Validation failed: Object is null`
+ * (or treat it as `{}` where the contract says so); no number that is not finite gets through
+ * (issue #16): Ajv's type coercion turns `"Infinity"` and `"1e400"` into Infinity and then
+ * passes it through `integer`, `minimum` and `maximum`; JSON.parse turns `1e400` into Infinity
+ * too; and every body and query string first goes through the lenient-input rules (R12,
+ * lib/core/lenient-input.ts), the one place where DeviceHive's loose binding is reproduced.
+ *
+ * Both compilers are shared by every app in the process and remember what they compiled, keyed
+ * by the schema's JSON text (route modules build some schemas inline, so object identity is not
+ * enough): a second app (a test rig started again, a test file building many apps) reuses the
+ * first one's code instead of generating it again. Compiling is most of the cost of `ready()`.
+ * The caches hold one entry per distinct schema of the code, so they stay small.
  */
 import { AjvCompiler } from '@fastify/ajv-compiler'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyInstance, FastifySchema, FastifySchemaValidationError } from 'fastify'
+import { normaliseInput } from '../core/lenient-input.js'
+import { NUMBER_NOT_FINITE } from '../core/validation.js'
+import { ErrorBody } from './schemas.js'
 
 type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null }
+type Serialize = (data: unknown) => string
+interface RouteSchema { schema: FastifySchema, httpPart?: string, httpStatus?: string, contentType?: string }
+
+/** One Ajv for the process; Ajv itself caches compiled schemas by object. */
+const compileValidator = AjvCompiler()({}, { customOptions: {} }) as unknown as (route: RouteSchema) => Validate
+const compileSerializer = SerializerSelector()({ ErrorBody }, {}) as unknown as (route: RouteSchema) => Serialize
+const validators = new Map<string, Validate>()
+const serializers = new Map<string, Serialize>()
 
 export function installValidator (app: FastifyInstance): void {
-  const compile = AjvCompiler()({}, { customOptions: {} }) as unknown as (route: { schema: FastifySchema, httpPart?: string }) => Validate
   app.setValidatorCompiler((route) => {
-    const validate = compile(route)
-    if (route.httpPart !== 'body') return validate
+    const key = `${route.httpPart ?? ''} ${JSON.stringify(route.schema)}`
+    let validate = validators.get(key)
+    if (validate === undefined) validators.set(key, validate = compileValidator(route))
+    const checked = validate
+    const body = route.httpPart === 'body'
     const wrapped: Validate = (data: unknown) => {
       // Fastify hands an absent body to the validator as null.
-      if (data === undefined || data === null) return true
-      const ok = validate(data)
-      wrapped.errors = validate.errors
-      return ok
+      if (body && (data === undefined || data === null)) return true
+      const ok = checked(data)
+      wrapped.errors = checked.errors
+      if (!ok) return false
+      const path = nonFinitePath(data, body)
+      if (path === undefined) return true
+      wrapped.errors = [{ keyword: 'finite', instancePath: path, schemaPath: '#', params: {}, message: NUMBER_NOT_FINITE }]
+      return false
     }
     return wrapped
   })
+  // Normalising never rejects, so its place relative to the action check changes no answer.
+  app.addHook('preValidation', async (request) => {
+    const schema = request.routeOptions.schema
+    if (schema === undefined) return
+    if (schema.body !== undefined && request.body !== undefined && request.body !== null) {
+      request.body = normaliseInput(schema.body as object, request.body)
+    }
+    if (schema.querystring !== undefined && request.query !== undefined) {
+      request.query = normaliseInput(schema.querystring as object, request.query, { emptyIsNull: true })
+    }
+  })
+}
+
+export function installSerializer (app: FastifyInstance): void {
+  app.setSerializerCompiler((route) => {
+    const key = `${route.httpStatus ?? ''} ${route.contentType ?? ''} ${JSON.stringify(route.schema)}`
+    let serialize = serializers.get(key)
+    if (serialize === undefined) serializers.set(key, serialize = compileSerializer(route as RouteSchema))
+    return serialize
+  })
+}
+
+/**
+ * The path of the first number that is not finite: the whole tree of a body (iterative; the
+ * JSON parser already bounded its depth), the values and arrays of a querystring or params.
+ */
+function nonFinitePath (data: unknown, deep: boolean): string | undefined {
+  const stack: Array<[unknown, string]> = [[data, '']]
+  while (stack.length > 0) {
+    const [item, path] = stack.pop()!
+    if (typeof item === 'number') {
+      if (!Number.isFinite(item)) return path
+    } else if (item !== null && typeof item === 'object' && (deep || path.split('/').length <= 2)) {
+      for (const [key, child] of Object.entries(item)) {
+        if (child !== null && (typeof child === 'object' || typeof child === 'number')) stack.push([child, `${path}/${key}`])
+      }
+    }
+  }
+  return undefined
 }

@@ -1,13 +1,15 @@
 /**
  * This server's own WebSocket URL (auth spec §0, D8): `ws[s]://<host><context>/websocket`,
  * where the context is the REST base without its trailing `/rest`. `/info` reports it as
- * `webSocketServerUrl`; plugin registration reports the same URL as `proxyEndpoint`.
+ * `webSocketServerUrl`. Plugin registration reports the plugin proxy beside it as `proxyEndpoint`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 
 interface WebSocketUrlSettings {
   basePath: string
   override?: string
+  /** Fixed `proxyEndpoint` (plugin proxy contract P1; DeviceHive: DH_PROXY_PLUGIN_CONNECT). */
+  pluginProxyOverride?: string
 }
 
 // Keyed by the encapsulated devicehub instance, so route modules that only receive `app`
@@ -29,9 +31,35 @@ export function configureWebSocketUrl (app: FastifyInstance, settings: WebSocket
 export function webSocketServerUrl (app: FastifyInstance, request: FastifyRequest): string {
   const settings = settingsByApp.get(app) ?? { basePath: app.prefix }
   if (settings.override !== undefined) return settings.override
-  const context = settings.basePath.replace(/\/rest\/?$/, '')
+  return `${serverOrigin(request)}${contextPath(settings.basePath)}/websocket`
+}
+
+/**
+ * The plugin proxy URL that `POST /plugin` reports as `proxyEndpoint` (plugin proxy contract
+ * P1): `ws[s]://<host><context>/plugin/proxy`, derived exactly like the WebSocket URL.
+ *
+ * @example
+ * pluginProxyUrl(app, request) // 'ws://example.org:8080/api/plugin/proxy'
+ */
+export function pluginProxyUrl (app: FastifyInstance, request: FastifyRequest): string {
+  const settings = settingsByApp.get(app) ?? { basePath: app.prefix }
+  if (settings.pluginProxyOverride !== undefined) return settings.pluginProxyOverride
+  return `${serverOrigin(request)}${contextPath(settings.basePath)}/plugin/proxy`
+}
+
+/**
+ * The context path of a REST base: the base without its trailing `/rest`.
+ *
+ * @example
+ * contextPath('/api/rest') // '/api'
+ */
+export function contextPath (basePath: string): string {
+  return basePath.replace(/\/rest\/?$/, '')
+}
+
+function serverOrigin (request: FastifyRequest): string {
   // Behind a TLS-terminating proxy the client connects with wss.
   const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'wss' : 'ws'
   const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
-  return `${scheme}://${String(host)}${context}/websocket`
+  return `${scheme}://${String(host)}`
 }

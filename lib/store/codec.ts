@@ -1,12 +1,32 @@
 /** Row codecs shared by the repositories: JSON text and 0/1 booleans. */
 import type { JsonObject } from '../core/ports.js'
+import { MAX_JSON_DEPTH, jsonTooDeep } from '../core/validation.js'
 
 export function encodeJson (value: JsonObject | null | undefined): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value)
 }
 
+/**
+ * Every stored value reads back (issue #16): text that is not a JSON object (written by an
+ * older version or by hand) reads as null instead of failing every read of its row.
+ */
 export function decodeJson (text: string | null): JsonObject | null {
-  return text === null ? null : JSON.parse(text) as JsonObject
+  if (text === null) return null
+  // Deeper than any writer allows now: no reader (JSON.stringify included) would survive it.
+  if (text.length > 2 * MAX_JSON_DEPTH && jsonTooDeep(text)) return null
+  try {
+    const value: unknown = JSON.parse(text)
+    return value !== null && typeof value === 'object' ? value as JsonObject : null
+  } catch {
+    return null
+  }
+}
+
+/** A stored 32-bit integer column read back as a safe integer or null (`lifetime` stored as Infinity by older versions). */
+export function decodeNullableInt (value: number | null): number | null {
+  if (value === null) return null
+  const n = Number(value)
+  return Number.isSafeInteger(n) ? n : null
 }
 
 export function encodeBool (value: boolean): number {

@@ -20,6 +20,8 @@ export interface UsersTable {
   data: string | null
   intro_reviewed: BoolInt
   all_device_types_available: BoolInt
+  /** Migration 0003: incremented on every change of role, status or password. */
+  token_version: ColumnType<number, number | undefined, number>
 }
 
 export interface NamedEntityTable {
@@ -50,6 +52,13 @@ export interface DevicesTable {
   is_blocked: BoolInt
 }
 
+export interface DevicePresenceTable {
+  device_id: string
+  last_seen: Int
+  /** 1 while the device is announced online ($device-online sent, no $device-offline since). */
+  online: BoolInt
+}
+
 export interface CommandsTable {
   id: Generated<number>
   device_id: string
@@ -64,6 +73,8 @@ export interface CommandsTable {
   timestamp: Int
   last_updated: Int
   is_updated: BoolInt
+  /** Migration 0003: `devices.id` of the device written for (null: gone before 0003). */
+  device_key: ColumnType<number | null, number | null | undefined, number | null>
 }
 
 export interface NotificationsTable {
@@ -74,6 +85,8 @@ export interface NotificationsTable {
   notification: string
   parameters: string | null
   timestamp: Int
+  /** Migration 0003: `devices.id` of the device written for (null: gone before 0003). */
+  device_key: ColumnType<number | null, number | null | undefined, number | null>
 }
 
 export interface ConfigurationTable {
@@ -99,6 +112,13 @@ export interface ServerSecretsTable {
   value: string
 }
 
+/** Migration 0003: histories of deleted devices still to remove (background batches). */
+export interface MessagePurgeTable {
+  id: Generated<number>
+  device_id: string
+  device_key: number | null
+}
+
 export interface Database {
   users: UsersTable
   networks: NamedEntityTable
@@ -106,9 +126,11 @@ export interface Database {
   user_networks: UserNetworksTable
   user_device_types: UserDeviceTypesTable
   devices: DevicesTable
+  device_presence: DevicePresenceTable
   commands: CommandsTable
   notifications: NotificationsTable
   configuration: ConfigurationTable
   plugins: PluginsTable
   server_secrets: ServerSecretsTable
+  message_purge: MessagePurgeTable
 }

@@ -12,10 +12,15 @@ import { cachedRepository, createReadCache } from './read-cache.js'
 import { createCommandRepository } from './repositories/commands.js'
 import { createConfigurationRepository, createSecretRepository } from './repositories/configuration.js'
 import { createDeviceRepository } from './repositories/devices.js'
+import { createMessageFeedRepository } from './repositories/message-feed.js'
 import { createNamedEntityRepository } from './repositories/named-entities.js'
 import { createNotificationRepository } from './repositories/notifications.js'
 import { createPluginRepository } from './repositories/plugins.js'
+import { createPresenceRepository } from './repositories/presence.js'
+import { createPurgeRepository } from './repositories/purges.js'
 import { createUserRepository } from './repositories/users.js'
+import type { QueryTiming } from './query-timing.js'
+import { createQueryTiming } from './query-timing.js'
 
 export interface KyselyStore extends Store {
   /** The Kysely instance, for the store's own tests and dialect-specific extensions. */
@@ -32,10 +37,17 @@ export interface KyselyStoreOptions {
  * const store = createKyselyStore(new Kysely<Database>({ dialect }), sqliteDialect)
  */
 export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, options: KyselyStoreOptions = {}): KyselyStore {
-  return build(db, dialect, undefined, createReadCache(options.readCache))
+  const timing = createQueryTiming()
+  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing)
 }
 
-function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDialect, pending: Array<() => void> | undefined, cache: ReadCache): KyselyStore {
+function build (
+  db: Kysely<Database> | Transaction<Database>,
+  dialect: StoreDialect,
+  pending: Array<() => void> | undefined,
+  cache: ReadCache,
+  timing: QueryTiming
+): KyselyStore {
   const inTransaction = pending !== undefined
   // Inside a transaction, writes also clear the cache once the transaction commits.
   const afterCommit = pending === undefined ? undefined : (fn: () => void) => { pending.push(fn) }
@@ -47,7 +59,7 @@ function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDial
     // cascades to devices and assignments) clears the cache.
     users: cachedRepository(guardRepository(createUserRepository(db), dialect), cache, {
       cached: { findById: 'user', networkIds: 'user-networks', deviceTypeIds: 'user-device-types' },
-      reads: ['findByLogin', 'list', 'count']
+      reads: ['findByLogin', 'list', 'count', 'countActiveAdmins']
     }, afterCommit),
     networks: cachedRepository(guardRepository(createNamedEntityRepository(db, 'networks'), dialect), cache, {
       reads: ['findById', 'findByName', 'list', 'count']
@@ -59,16 +71,20 @@ function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDial
       cached: { findById: 'device' },
       reads: ['list', 'count']
     }, afterCommit),
-    commands: guardRepository(createCommandRepository(db), dialect),
-    notifications: guardRepository(createNotificationRepository(db), dialect),
+    commands: guardRepository(createCommandRepository(db, dialect.name), dialect),
+    notifications: guardRepository(createNotificationRepository(db, dialect.name), dialect),
     configuration: guardRepository(createConfigurationRepository(db), dialect),
     secrets: guardRepository(createSecretRepository(db), dialect),
     plugins: guardRepository(createPluginRepository(db), dialect),
+    feed: guardRepository(createMessageFeedRepository(db), dialect),
+    // Not cached and not a device write: presence changes every few seconds per device.
+    presence: guardRepository(createPresenceRepository(db), dialect),
+    purges: guardRepository(createPurgeRepository(db), dialect),
     async transaction (fn) {
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)
       const callbacks: Array<() => void> = []
-      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks, cache)))
+      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks, cache, timing)))
       for (const callback of callbacks) callback()
       return result
     },
@@ -79,6 +95,7 @@ function build (db: Kysely<Database> | Transaction<Database>, dialect: StoreDial
     async notify (channel, payload) {
       await dialect.notify?.(db, channel, payload)
     },
+    observeQueries: timing.observe,
     async close () {
       if (inTransaction) return
       await db.destroy()

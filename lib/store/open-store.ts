@@ -2,12 +2,29 @@
  * Opens the store a location names: a SQLite file path or `:memory:`, or a `postgres://`
  * (`postgresql://`) URL. The PostgreSQL dialect (and `pg`) is loaded only for a URL.
  */
+import { existsSync } from 'node:fs'
 import type { KyselyStore } from './kysely-store.js'
+import type { Durability } from './dialects/sqlite.js'
 import { openSqliteStore } from './dialects/sqlite.js'
+import { lockDatabaseFile } from './file-lock.js'
 
 export interface OpenStoreOptions {
   /** Run pending migrations (default true). */
   migrate?: boolean
+  /** SQLite only: `normal` (default) or `full` (see `Durability`). */
+  durability?: Durability
+  /** Refuse a SQLite file that does not exist yet instead of creating it (CLI tools that read). */
+  mustExist?: boolean
+  /**
+   * Hold `<file>.lock` while the store is open, refusing a second server on one SQLite file
+   * (file-lock.ts). Released by `close()`.
+   */
+  lock?: boolean
+}
+
+/** A SQLite database in a file (not `:memory:`, not a URL). */
+export function isSqliteFile (location: string): boolean {
+  return !isPostgresUrl(location) && location !== ':memory:' && location !== '' && !location.startsWith('file::memory:')
 }
 
 export function isPostgresUrl (location: string): boolean {
@@ -24,7 +41,27 @@ export async function openStore (location: string, options: OpenStoreOptions = {
     const { openPostgresStore } = await import('./dialects/postgres.js')
     return openPostgresStore(location, { migrate: options.migrate })
   }
-  return openSqliteStore(location, options)
+  if (options.mustExist === true && isSqliteFile(location) && !existsSync(location)) {
+    throw new Error(`No database at ${location}: check --db (or DEVICEHUB_DB); 'devicehub serve' creates a new one`)
+  }
+  const lock = options.lock === true && isSqliteFile(location) ? lockDatabaseFile(location) : undefined
+  try {
+    const store = await openSqliteStore(location, { migrate: options.migrate, durability: options.durability })
+    if (lock === undefined) return store
+    const close = store.close.bind(store)
+    return Object.assign(store, {
+      async close () {
+        try {
+          await close()
+        } finally {
+          lock.release()
+        }
+      }
+    })
+  } catch (error) {
+    lock?.release()
+    throw error
+  }
 }
 
 /** A location safe to print: the password of a URL is masked. */

@@ -1,8 +1,9 @@
 import t from 'tap'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli } from '../fixtures/cli.js'
+
+// Each case spawns CLI processes, slow on a loaded machine.
+t.setTimeout(300_000)
 
 async function login (url: string, password: string): Promise<{ status: number, body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
   const res = await fetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'dhadmin', password }) })
@@ -10,12 +11,12 @@ async function login (url: string, password: string): Promise<{ status: number, 
 }
 
 t.test('devicehub serve: first start, login over HTTP, SIGTERM, restart keeps data and secret', async (t) => {
-  const db = join(mkdtempSync(join(tmpdir(), 'devicehub-cli-')), 'hub.db')
+  const db = join(t.testdir(), 'hub.db')
   const first = runCli(['serve', '--db', db, '--port', '0', '--log-level', 'info'])
   t.teardown(() => { first.child.kill('SIGKILL') })
   const [, url] = await first.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/api\/rest)/)
   const [, password] = await first.waitFor(/created admin 'dhadmin' with password (\S+)/)
-  t.match(first.stdout(), /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/rest\/token/, 'prints how to get a token')
+  t.match(first.stderr(), /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/rest\/token/, 'prints how to get a token')
   const loggedIn = await login(url!, password!)
   t.equal(loggedIn.status, 201)
   await login(url!, 'wrong-password-here')
@@ -24,8 +25,8 @@ t.test('devicehub serve: first start, login over HTTP, SIGTERM, restart keeps da
 
   first.child.kill('SIGTERM')
   t.equal(await first.exited, 0, 'exits cleanly on SIGTERM')
-  t.match(first.stdout(), /SIGTERM: closing/)
-  t.match(first.stdout(), /closed/)
+  t.match(first.stderr(), /SIGTERM: closing/)
+  t.match(first.stderr(), /closed/)
   const output = first.stdout() + first.stderr()
   t.equal(output.split(password!).length - 1, 1, 'the generated password is printed exactly once and never logged')
   t.notMatch(output, 'wrong-password-here', 'passwords never logged')
@@ -35,7 +36,7 @@ t.test('devicehub serve: first start, login over HTTP, SIGTERM, restart keeps da
   const second = runCli(['serve', '--db', db, '--port', '0', '--log-level', 'warn'])
   t.teardown(() => { second.child.kill('SIGKILL') })
   const [, url2] = await second.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/api\/rest)/)
-  t.notMatch(second.stdout(), /created admin/, 'bootstrap is idempotent')
+  t.notMatch(second.stderr(), /created admin/, 'bootstrap is idempotent')
   const kept = await fetch(`${url2}/configuration/kept`, { headers: { authorization: `Bearer ${loggedIn.body.accessToken}` } })
   t.equal(kept.status, 200, 'a token from the first run still verifies: the secret was kept')
   t.same(await kept.json(), { name: 'kept', value: 'yes', entityVersion: 0 }, 'data was kept')
@@ -52,7 +53,7 @@ t.test('devicehub serve: first start, login over HTTP, SIGTERM, restart keeps da
 })
 
 t.test('devicehub serve honours flags and environment variables', async (t) => {
-  const db = join(mkdtempSync(join(tmpdir(), 'devicehub-cli-')), 'env.db')
+  const db = join(t.testdir(), 'env.db')
   const cli = runCli(['serve', '--port', '0', '--base-path', '/dh/rest', '--log-level', 'silent'], {
     DEVICEHUB_DB: db,
     DEVICEHUB_ADMIN_LOGIN: 'root-admin',
@@ -61,7 +62,7 @@ t.test('devicehub serve honours flags and environment variables', async (t) => {
   })
   t.teardown(() => { cli.child.kill('SIGKILL') })
   const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/dh\/rest)/)
-  t.notMatch(cli.stdout(), /chosen-password/, 'a given password is never printed')
+  t.notMatch(cli.stdout() + cli.stderr(), /chosen-password/, 'a given password is never printed')
   const res = await fetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'root-admin', password: 'chosen-password' }) })
   t.equal(res.status, 201)
   const { accessToken } = await res.json() as { accessToken: string }

@@ -3,7 +3,9 @@
  * a client whose token narrows its networks (and one that narrows device types), and a caller
  * with no rights. Each caller gets its own app, so deletes do not disturb the others. Lists and
  * counts must hold exactly the rows in scope, and no row outside the scope may show up in any
- * answer, error messages included.
+ * answer, error messages included. Named targets follow D7 (auth spec §4.2, §4.4): 403 when the
+ * token does not grant the id (existing or not), 404 when it does but the row is missing or
+ * outside the data scope; device registration follows the user's own assignments.
  */
 import t from 'tap'
 import { createTestApp } from '../fixtures/app.js'
@@ -38,6 +40,11 @@ interface Expectation {
   networks: number[] | 'denied'
   deviceTypes: number[] | 'denied'
   devices: string[] | 'denied'
+  /** What the token itself names (§4.1): ids outside it answer 403 whether or not they exist. */
+  networkGrant: number[] | 'all'
+  deviceTypeGrant: number[] | 'all'
+  /** Devices PUT /device/{id} may update: those in the user's own networks (D7). */
+  registrable: string[]
   manageNetwork: boolean
   manageDeviceType: boolean
   registerDevice: boolean
@@ -59,6 +66,9 @@ const callers: Record<string, Expectation> = {
     networks: ALL_NETWORKS,
     deviceTypes: ALL_TYPES,
     devices: ALL_DEVICES,
+    networkGrant: 'all',
+    deviceTypeGrant: 'all',
+    registrable: ALL_DEVICES,
     manageNetwork: true,
     manageDeviceType: true,
     registerDevice: true,
@@ -73,6 +83,9 @@ const callers: Record<string, Expectation> = {
     networks: [2],
     deviceTypes: ALL_TYPES,
     devices: ['a-1', 'a-2'],
+    networkGrant: [2],
+    deviceTypeGrant: 'all',
+    registrable: ['a-1', 'a-2'],
     manageNetwork: false,
     manageDeviceType: false,
     registerDevice: true,
@@ -87,6 +100,10 @@ const callers: Record<string, Expectation> = {
     networks: [2],
     deviceTypes: ALL_TYPES,
     devices: ['a-1', 'a-2'],
+    networkGrant: [2],
+    deviceTypeGrant: 'all',
+    // The user is assigned to networks 2 and 3: registration ignores the token's n (D7).
+    registrable: ['a-1', 'a-2', 'b-1'],
     manageNetwork: true,
     manageDeviceType: true,
     registerDevice: true,
@@ -101,6 +118,9 @@ const callers: Record<string, Expectation> = {
     networks: [2, 3],
     deviceTypes: [1],
     devices: ['a-1', 'b-1'],
+    networkGrant: 'all',
+    deviceTypeGrant: [1],
+    registrable: ['a-1', 'a-2', 'b-1'],
     manageNetwork: true,
     manageDeviceType: true,
     registerDevice: true,
@@ -115,6 +135,9 @@ const callers: Record<string, Expectation> = {
     networks: 'denied',
     deviceTypes: 'denied',
     devices: 'denied',
+    networkGrant: 'all',
+    deviceTypeGrant: 'all',
+    registrable: [],
     manageNetwork: false,
     manageDeviceType: false,
     registerDevice: false,
@@ -144,6 +167,11 @@ for (const [name, x] of Object.entries(callers)) {
     const visibleNetworks = x.networks === 'denied' ? [] : x.networks
     const visibleTypes = x.deviceTypes === 'denied' ? [] : x.deviceTypes
     const visibleDevices = x.devices === 'denied' ? [] : x.devices
+    const fullScope = x.networkGrant === 'all' && x.deviceTypeGrant === 'all'
+    const granted = (grant: number[] | 'all', id: number): boolean => grant === 'all' || grant.includes(id)
+    /** The answer for a named network / device type the caller cannot see (D7). */
+    const unseen = (grant: number[] | 'all', id: number, notFound: string): [number, unknown] =>
+      granted(grant, id) ? [404, { error: 404, message: notFound }] : [403, DENIED]
 
     // Lists and counts hold exactly the rows in scope.
     const lists: Array<[string, number[] | string[] | 'denied', string]> = [
@@ -166,7 +194,7 @@ for (const [name, x] of Object.entries(callers)) {
       t.same((await call('GET', '/device?deviceTypeName=Type%20X')).body.map((d: { id: string }) => d.id), visibleDevices.filter((id) => DEVICE_AT[id]![1] === 2))
     }
 
-    // Reads by id: 200 in scope, 404 with the not-found text otherwise (D7), 403 without the action.
+    // Reads by id: 200 in scope; otherwise 403 when the token does not grant the id, else 404 (D7).
     for (const id of [...ALL_NETWORKS, 999999, 0]) {
       if (x.networks === 'denied') { await denied('GET', `/network/${id}`); continue }
       const res = await call('GET', `/network/${id}`)
@@ -175,7 +203,7 @@ for (const [name, x] of Object.entries(callers)) {
         t.same(res.body.devices.map((d: { id: string }) => d.id), visibleDevices.filter((d) => DEVICE_AT[d]![0] === id), `devices of network ${id}`)
         t.equal(res.body.name, NETWORK_NAMES[id])
       } else {
-        t.same([res.status, res.body], [404, { error: 404, message: `Network with id = ${id} not found` }], `GET /network/${id}`)
+        t.same([res.status, res.body], unseen(x.networkGrant, id, `Network with id = ${id} not found`), `GET /network/${id}`)
       }
     }
     for (const id of [...ALL_TYPES, 999999]) {
@@ -186,14 +214,15 @@ for (const [name, x] of Object.entries(callers)) {
         t.same(res.body.devices.map((d: { id: string }) => d.id), visibleDevices.filter((d) => DEVICE_AT[d]![1] === id), `devices of type ${id}`)
         t.equal(res.body.name, TYPE_NAMES[id])
       } else {
-        t.same([res.status, res.body], [404, { error: 404, message: `Device type with id = ${id} not found` }], `GET /devicetype/${id}`)
+        t.same([res.status, res.body], unseen(x.deviceTypeGrant, id, `Device type with id = ${id} not found`), `GET /devicetype/${id}`)
       }
     }
     for (const id of [...ALL_DEVICES, 'nope']) {
       if (x.devices === 'denied') { await denied('GET', `/device/${id}`); continue }
       const res = await call('GET', `/device/${id}`)
       if (visibleDevices.includes(id)) t.same([res.status, res.body.id], [200, id], `GET /device/${id}`)
-      else t.same([res.status, res.body], [404, { error: 404, message: `Device with such deviceId = ${id} not found` }], `GET /device/${id}`)
+      else if (fullScope) t.same([res.status, res.body], [404, { error: 404, message: `Device with such deviceId = ${id} not found` }], `GET /device/${id}`)
+      else t.same([res.status, res.body], [403, DENIED], `GET /device/${id} (restricted: 403, existing or not)`)
     }
 
     // Users.
@@ -221,16 +250,18 @@ for (const [name, x] of Object.entries(callers)) {
     // Links: reads of networks / types outside the scope are 404 like missing ones.
     if (x.networks !== 'denied') {
       const res = await call('GET', `/user/1/network/3`)
-      if (visibleNetworks.includes(3)) t.same(res.status, 200)
+      // #16: one rule for /user/{id}...: only an admin acts on another user (the same 403 whatever exists).
+      if (x.manageUser !== 'all' && self !== 1) t.same([res.status, res.body], [403, { error: 403, message: 'User with id = 1 not found' }])
+      else if (visibleNetworks.includes(3)) t.same(res.status, 200)
       else t.same([res.status, res.body], [404, { error: 404, message: 'Network with id 3 for user with id 1 was not found' }])
     }
 
     // Writes.
-    const manageCases: Array<[boolean, 'network' | 'devicetype', number[], number[]]> = [
-      [x.manageNetwork, 'network', ALL_NETWORKS, visibleNetworks],
-      [x.manageDeviceType, 'devicetype', ALL_TYPES, visibleTypes]
+    const manageCases: Array<[boolean, 'network' | 'devicetype', number[], number[], number[] | 'all']> = [
+      [x.manageNetwork, 'network', ALL_NETWORKS, visibleNetworks, x.networkGrant],
+      [x.manageDeviceType, 'devicetype', ALL_TYPES, visibleTypes, x.deviceTypeGrant]
     ]
-    for (const [allowed, kind, all, visible] of manageCases) {
+    for (const [allowed, kind, all, visible, grant] of manageCases) {
       if (!allowed) {
         await denied('POST', `/${kind}`, { name: `new ${kind}` })
         for (const id of all) {
@@ -243,16 +274,18 @@ for (const [name, x] of Object.entries(callers)) {
       for (const id of all) {
         const res = await call('PUT', `/${kind}/${id}`, { description: 'changed' })
         if (visible.includes(id)) t.equal(res.status, 204, `PUT /${kind}/${id}`)
-        else t.same(res.status, 404, `PUT /${kind}/${id} out of scope`)
+        else t.same(res.status, granted(grant, id) ? 404 : 403, `PUT /${kind}/${id} out of scope`)
       }
-      for (const id of all) {
+      for (const id of [...all, 999999]) {
         if (visible.includes(id)) continue
-        t.same((await call('DELETE', `/${kind}/${id}?force=true`)).status, 404, `DELETE /${kind}/${id} out of scope`)
+        t.same((await call('PUT', `/${kind}/${id}`, { description: 'changed' })).status, granted(grant, id) ? 404 : 403, `PUT /${kind}/${id}`)
+        t.same((await call('DELETE', `/${kind}/${id}?force=true`)).status, granted(grant, id) ? 404 : 403, `DELETE /${kind}/${id} out of scope`)
+        if (id === 999999) continue
         t.ok(kind === 'network' ? await h.store.networks.findById(id) : await h.store.deviceTypes.findById(id), 'still there')
       }
     }
 
-    // Devices: updates outside the scope refused, deletes outside the scope are 404.
+    // Devices: updates follow the user's own networks (D7); deletes are device-scoped: 403 or 404.
     for (const id of ALL_DEVICES) {
       if (!x.registerDevice) {
         await denied('PUT', `/device/${id}`, { name: 'changed' })
@@ -260,17 +293,20 @@ for (const [name, x] of Object.entries(callers)) {
         continue
       }
       const res = await call('PUT', `/device/${id}`, { name: 'changed' })
-      if (visibleDevices.includes(id)) t.equal(res.status, 204, `PUT /device/${id}`)
+      if (x.registrable.includes(id)) t.equal(res.status, 204, `PUT /device/${id}`)
       else t.same([res.status, res.body], [403, { error: 403, message: 'No access to device' }], `PUT /device/${id} out of scope`)
     }
-    for (const id of ALL_DEVICES) {
+    for (const id of [...ALL_DEVICES, 'nope']) {
       if (!x.registerDevice) continue
       const res = await call('DELETE', `/device/${id}`)
       if (visibleDevices.includes(id)) t.equal(res.status, 204, `DELETE /device/${id}`)
-      else t.same([res.status, res.body], [404, { error: 404, message: `Device with such deviceId = ${id} not found` }], `DELETE /device/${id}`)
+      else if (fullScope) t.same([res.status, res.body], [404, { error: 404, message: `Device with such deviceId = ${id} not found` }], `DELETE /device/${id}`)
+      else t.same([res.status, res.body], [403, DENIED], `DELETE /device/${id}`)
     }
     const remaining = (await h.request('GET', '/device')).body.map((d: { id: string, name: string }) => [d.id, d.name])
-    t.same(remaining, ALL_DEVICES.filter((id) => !visibleDevices.includes(id)).map((id) => [id, id]), 'devices outside the scope are untouched')
+    const expectedRemaining = ALL_DEVICES.filter((id) => !visibleDevices.includes(id))
+      .map((id) => [id, x.registerDevice && x.registrable.includes(id) ? 'changed' : id])
+    t.same(remaining, expectedRemaining, 'devices outside the scope are not deleted, and renamed only within the user\'s networks')
 
     // Forced deletes in scope cascade to the network's devices.
     if (x.manageNetwork) {

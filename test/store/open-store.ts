@@ -21,7 +21,7 @@ t.test('a SQLite location opens SQLite', async (t) => {
 const url = testPostgresUrl()
 
 if (url === undefined) {
-  t.pass('DEVICEHUB_TEST_PG_URL not set: openStore and `devicehub migrate` on PostgreSQL did not run')
+  t.skip('DEVICEHUB_TEST_PG_URL not set: openStore and `devicehub migrate` on PostgreSQL did not run', () => {})
 } else {
   /** A URL whose connections use a fresh schema of their own (the URL's `options` parameter). */
   const schemaUrl = async (t: { teardown(fn: () => unknown): void }): Promise<string> => {

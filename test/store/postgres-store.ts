@@ -24,7 +24,7 @@ t.test('a schema name must be a plain lower-case identifier', async (t) => {
 })
 
 if (url === undefined) {
-  t.pass('DEVICEHUB_TEST_PG_URL not set: the PostgreSQL store contract did not run')
+  t.skip('DEVICEHUB_TEST_PG_URL not set: the PostgreSQL store contract did not run', () => {})
 } else {
   const open = async (t: Tap, options: { migrate?: boolean } = {}) => {
     const schema = uniqueSchemaName()

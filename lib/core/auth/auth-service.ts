@@ -2,16 +2,18 @@
  * Tokens and authentication (auth spec §1.7, §2.1-§2.3, D1): login, `/token/create`,
  * `/token/refresh`, and turning a bearer token into a {@link Principal}.
  */
-import { Messages, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
+import { DeviceHubError, Messages, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
 import { parseTimestamp } from '../time.js'
-import type { UserRecord } from '../users/user-ports.js'
+import type { UserPatch, UserRecord } from '../users/user-ports.js'
 import { UserRole, UserStatus } from '../users/user-ports.js'
 import type { Action } from './actions.js'
 import { Action as A, CLIENT_ACTIONS, expandActions, parseAction } from './actions.js'
-import type { JwtCodec, PluginTokenPayload, TokenPayload, UserTokenPayload } from './jwt.js'
+import type { JwtCodec, PluginTokenPayload, TokenPayload, TokenType as TokenTypeValue, UserTokenPayload } from './jwt.js'
 import { TokenRejectedError, TokenType, isUserPayload } from './jwt.js'
+import type { LoginThrottle } from './login-throttle.js'
+import { createLoginThrottle } from './login-throttle.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import type { Assignments, Principal, UserPrincipal } from './principal.js'
 import { createPluginPrincipal, createUserPrincipal } from './principal.js'
@@ -48,14 +50,22 @@ export interface TokenCreateRequest {
 export type AuthFailure = 'invalid' | 'type' | 'expired' | 'subject'
 
 export interface AuthService {
-  /** `POST /token`: login and password to a token pair. */
-  login(login: unknown, password: unknown): Promise<TokenPair>
+  /**
+   * `POST /token`: login and password to a token pair. Failed attempts are throttled per login
+   * and per `client.address` (429 with a retry delay while held back).
+   */
+  login(login: unknown, password: unknown, client?: { address?: string }): Promise<TokenPair>
   /** `POST /token/create` (ManageToken; D1 limits non-admin callers). */
   createTokens(principal: Principal | undefined, request: TokenCreateRequest | undefined): Promise<TokenPair>
   /** `POST /token/refresh`: a new access token from a refresh token. */
   refresh(refreshToken: unknown): Promise<{ accessToken: string }>
   /** Resolves an access token to a principal, or the reason it fails. */
   verifyAccessToken(token: string): Promise<{ principal: Principal } | { failure: AuthFailure }>
+  /**
+   * A session authenticated with a token (WebSocket `authenticate`, auth spec §6.3): refreshes the
+   * user's `lastLogin` with the login rule (§2.1). Plugin tokens have no user to touch.
+   */
+  noteSessionLogin(principal: Principal): Promise<void>
   /** REST bearer authentication: resolves or throws 401 with the REST message. */
   authenticate(token: string): Promise<Principal>
   /** Issues a token pair with the default claims of a login, without a password (CLI, test rigs). */
@@ -75,37 +85,50 @@ export interface AuthServiceOptions {
   jwt: JwtCodec
   clock: Clock
   lifetimes: TokenLifetimes
+  /** Defaults to {@link createLoginThrottle} with its defaults. */
+  throttle?: LoginThrottle
 }
 
-const DEFAULT_MAX_LOGIN_ATTEMPTS = 10
 const DEFAULT_LAST_LOGIN_TIMEOUT_MS = 1000
+const INVALID_CREDENTIALS = 'Invalid credentials'
+// Verified against when the login is unknown, so both answers take the same time.
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='
 
-export function createAuthService ({ store, jwt, clock, lifetimes }: AuthServiceOptions): AuthService {
+export function createAuthService ({ store, jwt, clock, lifetimes, throttle: givenThrottle }: AuthServiceOptions): AuthService {
+  const throttle = givenThrottle ?? createLoginThrottle({ clock })
+
+  /** The LOCKED policy: only when an operator set `user.login.maxAttempts` explicitly (> 0). */
+  async function lockAfter (): Promise<number | undefined> {
+    const row = await store.configuration.get('user.login.maxAttempts')
+    const value = row === undefined ? NaN : Number(row.value)
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined
+  }
+
   async function numericSetting (name: string, fallback: number): Promise<number> {
     const row = await store.configuration.get(name)
     const value = row === undefined ? NaN : Number(row.value)
     return Number.isFinite(value) && value >= 0 ? value : fallback
   }
 
-  async function touchLastLogin (user: UserRecord, extra: Partial<UserRecord> = {}): Promise<void> {
+  async function touchLastLogin (user: UserRecord, extra: UserPatch = {}): Promise<void> {
     const timeout = await numericSetting('user.login.lastTimeout', DEFAULT_LAST_LOGIN_TIMEOUT_MS)
     const now = clock.now()
-    const patch: Partial<UserRecord> = { ...extra }
+    const patch: UserPatch = { ...extra }
     if (user.lastLogin === null || user.lastLogin < now - timeout) patch.lastLogin = now
     if (Object.keys(patch).length > 0) await store.users.update(user.id, patch)
   }
 
-  async function loginClaims (user: UserRecord): Promise<Pick<UserTokenPayload, 'u' | 'a' | 'n' | 'dt'>> {
-    if (user.role === UserRole.Administrator) return { u: user.id, a: [A.Any], n: ['*'], dt: ['*'] }
+  async function loginClaims (user: UserRecord): Promise<Claims> {
+    if (user.role === UserRole.Administrator) return { u: user.id, a: [A.Any], n: ['*'], dt: ['*'], v: user.tokenVersion }
     const networks = await store.users.networkIds(user.id)
     const deviceTypes = user.allDeviceTypesAvailable ? ['*'] : (await store.users.deviceTypeIds(user.id)).map(String)
-    return { u: user.id, a: [...CLIENT_ACTIONS], n: networks.map(String), dt: deviceTypes }
+    return { u: user.id, a: [...CLIENT_ACTIONS], n: networks.map(String), dt: deviceTypes, v: user.tokenVersion }
   }
 
-  function pair (claims: Pick<UserTokenPayload, 'u' | 'a' | 'n' | 'dt'>, accessE: number, refreshE: number): TokenPair {
+  function pair (claims: Claims, accessE: number, refreshE: number): TokenPair {
     return {
-      accessToken: jwt.sign({ ...claims, e: accessE, t: TokenType.Access }),
-      refreshToken: jwt.sign({ ...claims, e: refreshE, t: TokenType.Refresh })
+      accessToken: jwt.sign(userPayload(claims, accessE, TokenType.Access)),
+      refreshToken: jwt.sign(userPayload(claims, refreshE, TokenType.Refresh))
     }
   }
 
@@ -147,6 +170,8 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
     if (isUserPayload(payload)) {
       const user = await store.users.findById(payload.u)
       if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
+      // Issued before a change of role, status or password: revoked.
+      if ((payload.v ?? 0) !== user.tokenVersion) return { failure: 'subject' }
       return { principal: userPrincipal(token, payload, user, await assignmentsOf(user)) }
     }
     if (payload.tpc === '') return { failure: 'subject' }
@@ -169,32 +194,50 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
     decode: (token) => jwt.decode(token),
     verifyAccessToken,
 
+    async noteSessionLogin (principal) {
+      if (principal.kind === 'user') await touchLastLogin(principal.user)
+    },
+
     async authenticate (token) {
       const result = await verifyAccessToken(token)
       if ('principal' in result) return result.principal
       throw unauthorized(result.failure === 'expired' ? 'Token expired' : Messages.unauthorized)
     },
 
-    async login (login, password) {
+    async login (login, password, client) {
       if (typeof password === 'number') password = String(password)
       if (typeof login !== 'string' || login.trim() === '' || typeof password !== 'string' || password === '') {
         throw badRequest('Invalid or empty authorization request parameters')
       }
-      const user = await store.users.findByLogin(login.trim())
-      if (user === undefined) throw unauthorized(`User with login = ${login} not found or bad password`)
-      if (user.status !== UserStatus.Active) throw unauthorized('User is locked or disabled')
-      const check = await verifyPassword(password, user.passwordHash)
-      if (!check.ok) {
-        const maxAttempts = await numericSetting('user.login.maxAttempts', DEFAULT_MAX_LOGIN_ATTEMPTS)
-        const attempts = user.loginAttempts + 1
-        await store.users.update(user.id, attempts >= maxAttempts
-          ? { loginAttempts: 0, status: UserStatus.LockedOut }
-          : { loginAttempts: attempts })
-        throw unauthorized('Invalid credentials')
+      const name = login.trim()
+      const address = client?.address
+      const wait = throttle.retryAfter(name, address)
+      if (wait > 0) {
+        const seconds = Math.ceil(wait / 1000)
+        throw new DeviceHubError('TOO_MANY_REQUESTS', `Too many failed login attempts. Retry in ${seconds} s`, { retryAfterSeconds: seconds })
       }
-      const extra: Partial<UserRecord> = {}
+      const user = await store.users.findByLogin(name)
+      // The same work and the same answer whether the login exists or the password is wrong.
+      const check = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH)
+      if (user === undefined || !check.ok) {
+        throttle.failed(name, address)
+        if (user !== undefined) {
+          const limit = await lockAfter()
+          const attempts = user.loginAttempts + 1
+          // The policy never locks out the last active administrator.
+          const lock = limit !== undefined && attempts >= limit && user.status === UserStatus.Active &&
+            (user.role !== UserRole.Administrator || (await store.users.countActiveAdmins(user.id)) > 0)
+          await store.users.update(user.id, lock ? { loginAttempts: 0, status: UserStatus.LockedOut } : { loginAttempts: attempts })
+        }
+        throw unauthorized(INVALID_CREDENTIALS)
+      }
+      throttle.succeeded(name)
+      // Only someone who knows the password learns the account's status.
+      if (user.status !== UserStatus.Active) throw unauthorized('User is locked or disabled')
+      const extra: UserPatch = {}
       if (user.loginAttempts !== 0) extra.loginAttempts = 0
-      if (check.needsUpgrade) extra.passwordHash = await hashPassword(password)
+      // The same password rehashed: no token is revoked by it.
+      if (check.needsUpgrade) extra.passwordRehash = await hashPassword(password)
       await touchLastLogin(user, extra)
       const now = clock.now()
       return pair(await loginClaims(user), now + lifetimes.accessMs, now + lifetimes.refreshMs)
@@ -235,7 +278,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
       const user = await store.users.findById(userId)
       if (user === undefined) throw notFound(`User with id = ${userId} not found`)
       if (user.status !== UserStatus.Active) throw forbidden('User is locked or disabled')
-      return pair({ u: userId, a: actions, n, dt }, accessE, refreshE)
+      return pair({ u: userId, a: actions, n, dt, v: user.tokenVersion }, accessE, refreshE)
     },
 
     async refresh (refreshToken) {
@@ -253,8 +296,12 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
       if (isUserPayload(payload)) {
         const user = await store.users.findById(payload.u)
         if (user === undefined || user.status !== UserStatus.Active) throw unauthorized()
+        // Issued before a change of role, status or password: revoked, so a refresh never
+        // carries claims the user no longer holds (network claims are intersected with the
+        // assignments on every request).
+        if ((payload.v ?? 0) !== user.tokenVersion) throw unauthorized()
         await touchLastLogin(user)
-        return { accessToken: jwt.sign({ u: payload.u, a: payload.a, n: payload.n, dt: payload.dt, e, t: TokenType.Access }) }
+        return { accessToken: jwt.sign(userPayload(payload, e, TokenType.Access)) }
       }
       if (payload.tpc === '') throw unauthorized('No permisions or invalid topic name')
       const plugin = await store.plugins.findByTopic(payload.tpc)
@@ -275,6 +322,15 @@ export function createAuthService ({ store, jwt, clock, lifetimes }: AuthService
 
 const REMEMBERED_PRINCIPALS = 1000
 
+type Claims = Pick<UserTokenPayload, 'u' | 'a' | 'n' | 'dt' | 'v'>
+
+/** DeviceHive's key order; `v` only when not 0, so such tokens stay byte-identical to DeviceHive's. */
+function userPayload (claims: Claims, e: number, t: TokenTypeValue): UserTokenPayload {
+  const payload: UserTokenPayload = { u: claims.u, a: claims.a, n: claims.n, dt: claims.dt, e, t }
+  if (claims.v !== undefined && claims.v !== 0) payload.v = claims.v
+  return payload
+}
+
 interface RememberedPrincipal {
   principal: UserPrincipal
   assignments: Assignments
@@ -290,20 +346,22 @@ function sameIds (a: readonly number[], b: readonly number[]): boolean {
 function sameUser (a: UserRecord, b: UserRecord): boolean {
   return a.id === b.id && a.login === b.login && a.passwordHash === b.passwordHash && a.role === b.role &&
     a.status === b.status && a.loginAttempts === b.loginAttempts && a.lastLogin === b.lastLogin &&
-    a.introReviewed === b.introReviewed && a.allDeviceTypesAvailable === b.allDeviceTypesAvailable &&
+    a.introReviewed === b.introReviewed && a.allDeviceTypesAvailable === b.allDeviceTypesAvailable && a.tokenVersion === b.tokenVersion &&
     (a.data === b.data || JSON.stringify(a.data) === JSON.stringify(b.data))
 }
 
+export const ACTIONS_MESSAGE = 'Actions list should contain only Strings or Integers'
+
 function parseActionList (value: unknown): number[] | null {
   if (value === undefined || value === null) return [A.None]
-  if (!Array.isArray(value)) throw badRequest('Actions list should contain only Strings or Integers')
+  if (!Array.isArray(value)) throw badRequest(ACTIONS_MESSAGE)
   const ids: Action[] = []
   for (const item of value) {
     if (typeof item === 'string' || (typeof item === 'number' && Number.isInteger(item))) {
       const id = parseAction(item)
       if (id !== undefined && !ids.includes(id)) ids.push(id)
     } else {
-      throw badRequest('Actions list should contain only Strings or Integers')
+      throw badRequest(ACTIONS_MESSAGE)
     }
   }
   return ids

@@ -17,6 +17,11 @@ export interface UserTokenPayload {
   dt: string[] | null
   e: number
   t: TokenType
+  /**
+   * The user's token version at issue (an extension of DeviceHive's payload; absent = 0). A
+   * change of role, status or password increments the stored version and so revokes the token.
+   */
+  v?: number
 }
 
 /** A plugin token payload: `tpc` set, no `u`. */
@@ -113,7 +118,9 @@ export function parsePayload (raw: unknown): TokenPayload | undefined {
     const n = parseIdList(p.n)
     const dt = parseIdList(p.dt)
     if (n === false || dt === false) return undefined
-    return { u, a, n, dt, e, t }
+    if (p.v === undefined || p.v === null || p.v === 0) return { u, a, n, dt, e, t }
+    if (typeof p.v !== 'number' || !Number.isSafeInteger(p.v) || p.v < 0) return undefined
+    return { u, a, n, dt, e, t, v: p.v }
   }
   if (typeof p.tpc === 'string') return { tpc: p.tpc, a, e, t }
   return undefined

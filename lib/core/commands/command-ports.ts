@@ -17,10 +17,16 @@ export interface CommandRecord {
   lastUpdated: number
   /** Internal (§6.4): true after the first update; never serialised. */
   isUpdated: boolean
+  /**
+   * Internal, never serialised: the message clock's stamp of the insert (server time, strictly
+   * increasing in commit order). Poll cursors compare with it, never with a client-given
+   * `timestamp`; it equals `timestamp` when the server assigned that.
+   */
+  stamp: number
 }
 
 /** A command to insert: the stored fields less what the server assigns. */
-export type NewCommand = Omit<CommandRecord, 'id' | 'timestamp' | 'lastUpdated' | 'isUpdated'> & {
+export type NewCommand = Omit<CommandRecord, 'id' | 'timestamp' | 'lastUpdated' | 'isUpdated' | 'stamp'> & {
   /** Client-given timestamp (stored as given); absent = the message clock assigns one. */
   timestamp?: number
 }
@@ -39,7 +45,7 @@ export interface CommandQuery extends Page, MessageScope {
 }
 
 export interface CommandBacklogQuery extends MessageSelector {
-  /** Items strictly after this (timestamp, or lastUpdated when `updated`). */
+  /** Items strictly after this (the insert's `stamp`, or lastUpdated when `updated`). */
   after: number
   limit: number
   /** `returnUpdatedCommands`: updated commands by `lastUpdated` instead of inserts. */
@@ -56,12 +62,30 @@ export interface HighWater {
   clock: number
 }
 
+/**
+ * Ring the doorbell from the write statement itself: each written row's doorbell event is sent
+ * (PostgreSQL `pg_notify`) on `channel` by the same statement, so it fires exactly at commit
+ * with no extra round trip. Pass it only when the doorbell asks for it
+ * ({@link import('../realtime/doorbell.js').Doorbell.storeChannel}); a store without NOTIFY ignores it.
+ */
+export interface StoreRing {
+  channel: string
+}
+
 export interface CommandRepository {
-  /** Inserts in one transaction with the message clock; `now` feeds the clock. */
-  insert(command: NewCommand, now: number): Promise<CommandRecord>
+  /**
+   * Inserts with a stamp of the message clock; `now` feeds the clock. Outside a transaction a
+   * store may combine concurrent calls into one statement (group commit).
+   */
+  insert(command: NewCommand, now: number, ring?: StoreRing): Promise<CommandRecord>
   /** Applies an update (sets isUpdated, lastUpdated from the clock); undefined when missing. */
-  update(deviceId: string, id: number, patch: CommandPatch, now: number): Promise<CommandRecord | undefined>
+  update(deviceId: string, id: number, patch: CommandPatch, now: number, ring?: StoreRing): Promise<CommandRecord | undefined>
   findById(id: number): Promise<CommandRecord | undefined>
+  /**
+   * The command `id` of the device that now has `deviceId`: never one written for an earlier,
+   * deleted device with the same id (issue #16).
+   */
+  findForDevice(deviceId: string, id: number): Promise<CommandRecord | undefined>
   query(filter: CommandQuery): Promise<CommandRecord[]>
   /** Poll backlog: oldest first, at most `limit`. */
   backlog(query: CommandBacklogQuery): Promise<CommandRecord[]>

@@ -1,26 +1,34 @@
 /**
  * Device commands (spec §6.2-§6.8): query, get, insert, update, long polls and the wait for
- * a command's result. Inserts and updates ring the hub inside their transaction.
+ * a command's result. Inserts and updates ring the doorbell inside their transaction.
  */
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
+import { principalUserId, revokes } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
 import type { Cancellation } from '../realtime/cancellation.js'
-import type { HubEvent } from '../realtime/hub.js'
+import type { DoorbellEvent } from '../realtime/doorbell.js'
+import { routingKeys } from '../realtime/dispatcher.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { inMessageScope, nameSelected } from '../realtime/message-filter.js'
-import { parseLimit, parseMessageQuery, parseNames, parsePathId, parseQueryTimestamp, parseWaitTimeout } from '../realtime/poll-params.js'
+import { namesOf, parseLimit, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createSharedReader } from '../realtime/shared-read.js'
+import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
+import { openMessageStream } from '../realtime/message-stream.js'
+import type { SubscribeTargets } from '../realtime/subscribe-scope.js'
+import { resolveSubscribeTargets } from '../realtime/subscribe-scope.js'
+import type { HighWater } from './command-ports.js'
 import { parseTimestamp } from '../time.js'
-import { jsonObjectOrNull, requireBody } from '../validation.js'
-import type { CommandRecord } from './command-ports.js'
+import { jsonObjectOrNull, optionalInteger, optionalString, requireBody } from '../validation.js'
+import type { CommandRecord, NewCommand } from './command-ports.js'
+import type { CommandInsertBody, CommandUpdateBody } from './command-schemas.js'
 import { commandExpired } from './command-ports.js'
 import type { CommandInsertView, CommandView } from './command-views.js'
 import { commandInsertView, commandView } from './command-views.js'
@@ -37,23 +45,14 @@ export interface CommandQueryInput {
   skip?: number
 }
 
-export interface CommandInsertBody {
-  command?: string
-  timestamp?: unknown
-  parameters?: unknown
-  lifetime?: number | null
-  status?: string | null
-  result?: unknown
-}
+export type { CommandInsertBody, CommandUpdateBody } from './command-schemas.js'
 
-export interface CommandUpdateBody {
-  status?: string | null
-  result?: unknown
-}
-
+/** Typed poll options; the REST adapter parses the query's CSV and timestamp text into these. */
 export interface CommandPollOptions {
-  names?: string
-  timestamp?: string
+  /** Exact names; absent or empty = every name. */
+  names?: readonly string[]
+  /** Cursor (epoch ms): commands strictly after it; absent = from now. */
+  timestamp?: number
   waitTimeout?: number
   limit?: number
   returnUpdatedCommands?: boolean
@@ -61,7 +60,26 @@ export interface CommandPollOptions {
   signal?: Cancellation
 }
 
+/** Typed input of {@link CommandService.subscribe}. */
+export interface CommandSubscribeInput extends SubscribeTargets {
+  /** Backlog: commands strictly after this epoch-ms cursor (`lastUpdated` for updates); absent = live only. */
+  after?: number
+  /** Most backlog items (default 20, the WebSocket `limit`; `Infinity` to resume everything). */
+  backlogLimit?: number
+  /** Deliver only updates of commands (by `lastUpdated`) instead of inserts. */
+  returnUpdatedCommands?: boolean
+}
+
 export interface CommandService {
+  /**
+   * A continuous stream of inserted (or, with `returnUpdatedCommands`, updated) commands: the
+   * backlog after `after`, then live ones, in order, none lost or repeated (R9).
+   *
+   * @example
+   * const stream = await hub.commands.subscribe(principal, { deviceId: 'd1' })
+   * stream.start(({ item }) => send(item))
+   */
+  subscribe(principal: Principal | undefined, input: CommandSubscribeInput): Promise<MessageStream<CommandView>>
   query(principal: Principal | undefined, input: CommandQueryInput): Promise<CommandView[]>
   get(principal: Principal | undefined, input: { deviceId: string, commandId: string, returnUpdatedCommands?: boolean }): Promise<CommandView>
   insert(principal: Principal | undefined, input: { deviceId: string, body: CommandInsertBody | undefined }): Promise<CommandInsertView>
@@ -76,30 +94,101 @@ export interface CommandService {
 
 const SORT_FIELDS = { timestamp: 'timestamp', command: 'command', status: 'status' } as const
 
+/** Default backlog of a command subscription (`limit`, auth spec §6.7). */
+const SUBSCRIBE_BACKLOG = 20
+
+/** The rules of one command stream (one object, prototype methods). */
+class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
+  readonly doorbell: ServiceContext['doorbell']
+  readonly waiters: ServiceContext['waiters']
+  private readonly kind: 'command' | 'command-update'
+
+  constructor (
+    private readonly ctx: ServiceContext,
+    readonly load: (event: DoorbellEvent) => Promise<CommandRecord | undefined>,
+    private readonly selector: MessageSelector,
+    private readonly updated: boolean,
+    readonly after: number | undefined,
+    readonly backlogLimit: number
+  ) {
+    this.doorbell = ctx.doorbell
+    this.waiters = ctx.waiters
+    this.kind = updated ? 'command-update' : 'command'
+  }
+
+  routes (event: DoorbellEvent): boolean {
+    return event.kind === this.kind && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
+  }
+
+  highWater (): Promise<HighWater> {
+    return this.ctx.store.commands.highWater()
+  }
+
+  readAfter (after: number, limit: number): Promise<CommandRecord[]> {
+    return this.ctx.store.commands.backlog({ ...this.selector, after, limit, updated: this.updated, now: this.ctx.clock.now() })
+  }
+
+  matches (c: CommandRecord): boolean {
+    if (!inMessageScope(this.selector, c) || !nameSelected(this.selector.names, c.command)) return false
+    return this.updated ? c.isUpdated : !commandExpired(c, this.ctx.clock.now())
+  }
+
+  fresh (c: CommandRecord, mark: HighWater): boolean {
+    return this.updated ? c.lastUpdated > mark.clock : c.id > mark.id
+  }
+
+  cursorOf (c: CommandRecord): number {
+    return this.updated ? c.lastUpdated : c.timestamp
+  }
+
+  view (c: CommandRecord): CommandView {
+    return sharedView(c)
+  }
+
+  keyOf (c: CommandRecord): string | number {
+    return this.updated ? `${c.id}:${c.lastUpdated}` : c.id
+  }
+}
+
+/** One view per record, shared by every stream the record is delivered to. */
+const views = new WeakMap<CommandRecord, CommandView>()
+
+function sharedView (c: CommandRecord): CommandView {
+  let view = views.get(c)
+  if (view === undefined) {
+    view = commandView(c)
+    views.set(c, view)
+  }
+  return view
+}
+
 function commandNotFound (id: string | number): Error {
   return notFound(`Command with id = ${id} not found`)
 }
 
 export function createCommandService (ctx: ServiceContext): CommandService {
-  const { store, hub, clock } = ctx
+  const { store, doorbell, clock } = ctx
   const shared = createSharedReader<CommandRecord | undefined>()
-  const load = (event: HubEvent): Promise<CommandRecord | undefined> =>
+  const load = (event: DoorbellEvent): Promise<CommandRecord | undefined> =>
     shared.read(event, () => store.commands.findById(event.id))
 
-  async function runPoll (selector: MessageSelector, options: CommandPollOptions): Promise<CommandView[]> {
+  async function runPoll (principal: Principal | undefined, selector: MessageSelector, options: CommandPollOptions): Promise<CommandView[]> {
     const updated = options.returnUpdatedCommands === true
-    const given = parseQueryTimestamp(options.timestamp)
-    const limit = parseLimit(options.limit)
+    const given = options.timestamp
+    const limit = parseLimit(options.limit, ctx.limits.maxTake)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     const kind = updated ? 'command-update' : 'command'
     // Fixed by the first backlog read: a `resync` reads the backlog again from the same point.
     let cursor: number | undefined
     // No await: a parked poll should not keep a suspended frame alive.
     return longPoll<CommandRecord>({
-      hub,
+      doorbell,
       waitSeconds,
       signal: options.signal,
       waiters: ctx.waiters,
+      keys: routingKeys([kind], selector),
+      resyncKey: () => JSON.stringify([kind, cursor, limit, selector]),
+      revokedBy: (event) => revokes(event, principalUserId(principal)),
       routes: (event) => event.kind === kind && inMessageScope(selector, event) && nameSelected(selector.names, event.name),
       highWater: () => store.commands.highWater(),
       backlog: (mark) => {
@@ -111,12 +200,30 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       accepts: (c, mark) => {
         if (!inMessageScope(selector, c) || !nameSelected(selector.names, c.command)) return false
         if (updated) return c.isUpdated && (c.lastUpdated > cursor! || c.lastUpdated > mark.clock)
-        return !commandExpired(c, clock.now()) && (c.id > mark.id || c.timestamp > cursor!)
+        // The server's stamp, never a client-given timestamp, against the cursor (issue #16).
+        return !commandExpired(c, clock.now()) && (c.id > mark.id || c.stamp > cursor!)
       }
     }).then((items) => items.map(commandView))
   }
 
   return {
+    async subscribe (principal, input) {
+      const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceCommand, input)
+      const updated = input.returnUpdatedCommands === true
+      const stream = await openMessageStream(new CommandStream(ctx, load, selector, updated, input.after, input.backlogLimit ?? SUBSCRIBE_BACKLOG))
+      // A device listening for its own commands (one device, inserts) is present while the stream is open.
+      if (!updated && selector.deviceIds?.length === 1 && input.deviceId !== undefined) {
+        const closed = ctx.presence.connectionOpened(input.deviceId)
+        const close = stream.close.bind(stream)
+        // Every way a stream ends (client, shutdown, error) goes through close().
+        stream.close = () => {
+          closed()
+          close()
+        }
+      }
+      return stream
+    },
+
     async query (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceCommand, input.deviceId)
       const rows = await store.commands.query({
@@ -132,8 +239,8 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     async get (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceCommand, input.deviceId)
       const id = parsePathId(input.commandId, () => commandNotFound(input.commandId))
-      const command = await store.commands.findById(id)
-      if (command === undefined || command.deviceId !== input.deviceId) throw commandNotFound(input.commandId)
+      const command = await store.commands.findForDevice(input.deviceId, id)
+      if (command === undefined) throw commandNotFound(input.commandId)
       if (input.returnUpdatedCommands === true && !command.isUpdated) throw commandNotFound(input.commandId)
       return commandView(command)
     },
@@ -146,23 +253,30 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const timestamp = parseTimestamp(body.timestamp)
       if (timestamp === null) throw badRequest()
       // R4: a command needs a name.
-      if (typeof body.command !== 'string' || body.command === '') throw badRequest()
+      if (typeof body.command !== 'string' || body.command === '' || body.command.length > 128) throw badRequest()
+      // Finite and in range before anything is stored (issue #16: `lifetime: "Infinity"`).
+      const lifetime = optionalInteger(body.lifetime, 0, 2_147_483_647)
+      const status = optionalString(body.status, 128)
       const device = await loadDeviceInScope(store, principal, Action.CreateDeviceCommand, input.deviceId)
+      const command: NewCommand = {
+        command: body.command,
+        deviceId: device.id,
+        networkId: device.networkId,
+        deviceTypeId: device.deviceTypeId,
+        // The token's user; a plugin token has none (spec §6.4), whoever owns the plugin.
+        userId: principal.kind === 'user' ? principal.user.id : null,
+        parameters,
+        lifetime,
+        status,
+        result,
+        timestamp
+      }
+      // A doorbell that rides the store rings from the insert statement itself (one round trip).
+      const channel = doorbell.storeChannel?.(store)
+      if (channel !== undefined) return commandInsertView(await store.commands.insert(command, clock.now(), { channel }))
       const row = await store.transaction(async (tx) => {
-        const inserted = await tx.commands.insert({
-          command: body.command!,
-          deviceId: device.id,
-          networkId: device.networkId,
-          deviceTypeId: device.deviceTypeId,
-          // The token's user; a plugin token has none (spec §6.4), whoever owns the plugin.
-          userId: principal.kind === 'user' ? principal.user.id : null,
-          parameters,
-          lifetime: body.lifetime ?? null,
-          status: body.status ?? null,
-          result,
-          timestamp
-        }, clock.now())
-        await hub.publish({ kind: 'command', id: inserted.id, deviceId: inserted.deviceId, networkId: inserted.networkId, deviceTypeId: inserted.deviceTypeId, name: inserted.command }, tx)
+        const inserted = await tx.commands.insert(command, clock.now())
+        await doorbell.publish({ kind: 'command', id: inserted.id, deviceId: inserted.deviceId, networkId: inserted.networkId, deviceTypeId: inserted.deviceTypeId, name: inserted.command }, tx)
         return inserted
       })
       return commandInsertView(row)
@@ -170,35 +284,42 @@ export function createCommandService (ctx: ServiceContext): CommandService {
 
     async update (principal, input) {
       await loadDeviceInScope(store, principal, Action.UpdateDeviceCommand, input.deviceId)
+      // Only the device updates its commands: device-authored activity.
+      await ctx.presence.seen(input.deviceId)
       const id = parsePathId(input.commandId, () => commandNotFound(input.commandId))
       const body = requireBody(input.body)
       const result = jsonObjectOrNull(body.result)
       const patch: { status?: string, result?: JsonObject } = {}
-      if (typeof body.status === 'string') patch.status = body.status
+      const status = optionalString(body.status, 128)
+      if (status !== null) patch.status = status
       if (result !== undefined && result !== null) patch.result = result
-      const row = await store.transaction(async (tx) => {
-        const updated = await tx.commands.update(input.deviceId, id, patch, clock.now())
-        if (updated === undefined) return undefined
-        await hub.publish({ kind: 'command-update', id: updated.id, deviceId: updated.deviceId, networkId: updated.networkId, deviceTypeId: updated.deviceTypeId, name: updated.command }, tx)
-        return updated
-      })
+      const channel = doorbell.storeChannel?.(store)
+      const row = channel !== undefined
+        ? await store.commands.update(input.deviceId, id, patch, clock.now(), { channel })
+        : await store.transaction(async (tx) => {
+          const updated = await tx.commands.update(input.deviceId, id, patch, clock.now())
+          if (updated === undefined) return undefined
+          await doorbell.publish({ kind: 'command-update', id: updated.id, deviceId: updated.deviceId, networkId: updated.networkId, deviceTypeId: updated.deviceTypeId, name: updated.command }, tx)
+          return updated
+        })
       if (row === undefined) throw commandNotFound(input.commandId)
     },
 
     async poll (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceCommand, input.deviceId)
-      return runPoll({ scope: principal!.scope, deviceIds: [input.deviceId], names: parseNames(input.names) }, input)
+      // A device waiting for its own commands is present.
+      await ctx.presence.seen(input.deviceId)
+      return runPoll(principal, { scope: principal!.scope, deviceIds: [input.deviceId], names: namesOf(input.names) }, input)
     },
 
     async pollMany (principal, input) {
-      const names = parseNames(input.names)
+      const names = namesOf(input.names)
       // Validate every parameter before deciding anything (§7.3 step 1).
-      parseQueryTimestamp(input.timestamp)
-      parseLimit(input.limit)
+      parseLimit(input.limit, ctx.limits.maxTake)
       parseWaitTimeout(input.waitTimeout)
       const targets = await resolvePollTargets(store, principal, Action.GetDeviceCommand, input)
       if (targets === undefined) return []
-      return runPoll({ ...targets, names }, input)
+      return runPoll(principal, { ...targets, names }, input)
     },
 
     async wait (principal, input) {
@@ -206,16 +327,19 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const id = parsePathId(input.commandId, () => commandNotFound(input.commandId))
       const waitSeconds = parseWaitTimeout(input.waitTimeout)
       const items = await longPoll<CommandRecord>({
-        hub,
+        doorbell,
         waitSeconds,
         signal: input.signal,
         waiters: ctx.waiters,
+        keys: { kinds: ['command-update'], deviceIds: [input.deviceId] },
+        resyncKey: () => JSON.stringify(['wait', input.deviceId, id]),
+        revokedBy: (event) => revokes(event, principalUserId(principal)),
         routes: (event) => event.kind === 'command-update' && event.id === id,
         highWater: async () => ({ id: 0, clock: 0 }),
         backlog: async () => {
-          const command = await store.commands.findById(id)
+          const command = await store.commands.findForDevice(input.deviceId, id)
           // Unknown for this device: 204 at once (§6.8).
-          if (command === undefined || command.deviceId !== input.deviceId) return null
+          if (command === undefined) return null
           return command.isUpdated ? [command] : []
         },
         load,

@@ -1,30 +1,9 @@
 /** The command views of spec §2.6 (isUpdated is never serialised). */
-import type { JsonObject } from '../ports.js'
+import type { CommandInsertView, CommandView } from './command-schemas.js'
 import { formatTimestamp } from '../time.js'
 import type { CommandRecord } from './command-ports.js'
 
-export interface CommandView {
-  id: number
-  command: string
-  timestamp: string
-  lastUpdated: string
-  userId: number | null
-  deviceId: string
-  networkId: number
-  deviceTypeId: number
-  parameters: JsonObject | null
-  lifetime: number | null
-  status: string | null
-  result: JsonObject | null
-}
-
-/** `POST /device/{id}/command` answers only these. */
-export interface CommandInsertView {
-  id: number
-  timestamp: string
-  lastUpdated: string
-  userId: number | null
-}
+export type { CommandInsertView, CommandView } from './command-schemas.js'
 
 export function commandView (c: CommandRecord): CommandView {
   return {

@@ -1,26 +1,40 @@
 /**
- * The device-scoped check shared by every `/device/{id}/...` endpoint (auth spec §4.2 step 5
- * with D7): a device that is missing or outside the caller's scope answers 404 with the same
- * message, so no device of another network is ever revealed.
+ * The device-scoped check shared by every `/device/{id}/...` endpoint and its WebSocket
+ * equivalents (auth spec §4.2 steps 5-6, D7): the 403 / 404 decision itself lives in
+ * `auth/access.ts`.
  */
 import type { Action } from '../auth/actions.js'
+import { checkDeviceTarget, deviceNotFound } from '../auth/access.js'
 import { requireAction, scopeAllowsDevice } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
-import { notFound } from '../errors.js'
 import type { Store } from '../ports.js'
 import type { DeviceRecord } from './device-ports.js'
 
-export function deviceNotFound (deviceId: string): Error {
-  return notFound(`Device with such deviceId = ${deviceId} not found`)
-}
+export { deviceNotFound } from '../auth/access.js'
 
 /**
- * Checks `action`, then loads the device if the principal may see it.
+ * Checks `action`, then loads the device if the principal may act on it: 403 for a restricted
+ * principal (missing or out of scope alike), 404 for a full-scope one.
  *
  * @example
  * const device = await loadDeviceInScope(store, principal, Action.GetDevice, 'my-device')
  */
 export async function loadDeviceInScope (store: Store, principal: Principal | undefined, action: Action, deviceId: string): Promise<DeviceRecord> {
+  requireAction(principal, action)
+  // A plugin never passes the device check, so it need not read the row.
+  if (principal.kind === 'plugin') return checkDeviceTarget<DeviceRecord>(principal, deviceId, undefined)
+  return checkDeviceTarget(principal, deviceId, await store.devices.findById(deviceId))
+}
+
+/**
+ * The one read that answers 404 for every caller (auth spec §4.4, WebSocket `notification/get`
+ * and `notification/list`): DeviceHive checks only the action there and its tests expect 404 for
+ * a missing device even with client tokens; devicehub adds the scope check with the same 404.
+ *
+ * @example
+ * const device = await loadDeviceOrNotFound(store, principal, Action.GetDeviceNotification, id)
+ */
+export async function loadDeviceOrNotFound (store: Store, principal: Principal | undefined, action: Action, deviceId: string): Promise<DeviceRecord> {
   requireAction(principal, action)
   const device = await store.devices.findById(deviceId)
   if (device === undefined || !scopeAllowsDevice(principal.scope, device)) throw deviceNotFound(deviceId)

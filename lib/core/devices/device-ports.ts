@@ -18,6 +18,30 @@ export interface DeviceFilter extends Page {
   deviceTypeId?: number
   deviceTypeName?: string
   sortField?: 'id' | 'name' | 'networkId' | 'deviceTypeId'
+  /** Presence: devices seen at or after `since` (`online: true`) or not (`online: false`). */
+  presence?: { online: boolean, since: number }
+}
+
+/** A deleted device whose history is still to remove (issue #16). */
+export interface PurgeEntry {
+  id: number
+  deviceId: string
+  /** The deleted device's internal key; null for history older than migration 0003. */
+  deviceKey: number | null
+}
+
+/**
+ * The histories of deleted devices. Deleting a device (directly, or with its network or device
+ * type) queues its history in the same transaction; reads by device id already ignore it, and
+ * the purger removes it in batches.
+ */
+export interface PurgeRepository {
+  /** Queued entries, oldest first. */
+  pending(limit: number): Promise<PurgeEntry[]>
+  /** Deletes up to `batch` rows of the entry's commands and notifications; returns how many. */
+  purgeBatch(entry: PurgeEntry, batch: number): Promise<number>
+  /** Removes the entry once its history is gone. */
+  done(id: number): Promise<void>
 }
 
 export type DevicePatch = Partial<Omit<DeviceRecord, 'id'>>
@@ -27,6 +51,7 @@ export interface DeviceRepository {
   insert(device: DeviceRecord): Promise<void>
   /** Applies the fields present in `patch`; false when the device does not exist. */
   update(id: string, patch: DevicePatch): Promise<boolean>
+  /** Deletes the device and queues its history for the purger (one transaction). */
   delete(id: string): Promise<boolean>
   /** Devices visible in `scope` (network and type both in it), filtered, sorted and paged. */
   list(scope: DataScope, filter: DeviceFilter): Promise<DeviceRecord[]>

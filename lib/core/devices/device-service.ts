@@ -4,25 +4,36 @@
  * `$device-update` system notification (R3) written in the same transaction.
  */
 import { Action } from '../auth/actions.js'
-import { requireAction, scopeAllowsDevice, scopeAllowsDeviceType, scopeAllowsNetwork, scopeIsEmpty } from '../auth/permissions.js'
+import { requireAction, scopeAllowsDeviceType, scopeAllowsNetwork, scopeIsEmpty } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
 import type { ServiceContext } from '../context.js'
 import { badRequest, forbidden, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
 import { parseListQuery } from '../networks/list-query.js'
 import { recordNotification } from '../notifications/record-notification.js'
-import type { JsonObject } from '../ports.js'
+import type { DataScope, JsonObject } from '../ports.js'
+import { FULL_SCOPE } from '../ports.js'
+import type { DevicePresence, Presence } from '../presence/presence-service.js'
+import { formatTimestamp } from '../time.js'
 import { jsonObjectOrNull, requireBody, validationMessage } from '../validation.js'
 import { loadDeviceInScope } from './device-access.js'
 import type { DeviceFilter, DevicePatch, DeviceRecord } from './device-ports.js'
 
-export interface DeviceView {
+/** The stored fields of a device, as `$device-add` / `$device-update` carry them. */
+export interface DeviceFields {
   id: string
   name: string
   data: JsonObject | null
   networkId: number
   deviceTypeId: number
   isBlocked: boolean
+}
+
+/** A device as `GET /device` answers it: the stored fields plus presence (extra fields DeviceHive clients ignore). */
+export interface DeviceView extends DeviceFields {
+  /** Last device-authored activity (a timestamp string), or null when never seen. */
+  lastSeen: string | null
+  online: boolean
 }
 
 export interface DeviceListInput extends ListQueryInput {
@@ -32,6 +43,8 @@ export interface DeviceListInput extends ListQueryInput {
   networkName?: string
   deviceTypeId?: number
   deviceTypeName?: string
+  /** Presence filter: only devices online (true) or offline (false). */
+  online?: boolean
 }
 
 export interface DeviceBody {
@@ -63,7 +76,7 @@ export const DeviceMessages = {
   noDevice: 'No access to device'
 } as const
 
-export function toDeviceView (device: DeviceRecord): DeviceView {
+export function toDeviceFields (device: DeviceRecord): DeviceFields {
   return {
     id: device.id,
     name: device.name,
@@ -74,8 +87,18 @@ export function toDeviceView (device: DeviceRecord): DeviceView {
   }
 }
 
-function filterOf (input: DeviceListInput): DeviceFilter {
+/**
+ * @example
+ * toDeviceView(device, { lastSeen: Date.now(), online: true })
+ */
+export function toDeviceView (device: DeviceRecord, presence: DevicePresence | undefined): DeviceView {
+  const lastSeen = presence?.lastSeen ?? null
+  return { ...toDeviceFields(device), lastSeen: lastSeen === null ? null : formatTimestamp(lastSeen), online: presence?.online ?? false }
+}
+
+function filterOf (input: DeviceListInput, presence: Presence): DeviceFilter {
   const filter: DeviceFilter = {}
+  if (input.online !== undefined) filter.presence = { online: input.online, since: presence.freshSince() }
   if (input.name !== undefined) filter.name = input.name
   if (input.namePattern !== undefined) filter.namePattern = input.namePattern
   if (input.networkId !== undefined) filter.networkId = input.networkId
@@ -103,34 +126,51 @@ export function checkDeviceId (id: string): void {
  * await devices.register(principal, 'sensor-1', { name: 'Sensor 1' })
  */
 export function createDeviceService (ctx: ServiceContext): DeviceService {
-  const { store } = ctx
+  const { store, presence } = ctx
 
-  /** Network resolution (§5.3 step 1), bounded by the caller's scope as well as the user's assignments. */
-  async function resolveNetwork (principal: Principal, requested: number | undefined): Promise<number> {
-    if (requested !== undefined) {
-      if (!scopeAllowsNetwork(principal.scope, requested)) throw forbidden(DeviceMessages.noNetwork)
-      if ((await store.networks.findById(requested)) === undefined) throw badRequest()
-      return requested
-    }
-    if (principal.kind === 'user') {
-      const assigned = await store.users.networkIds(principal.user.id)
-      const usable = assigned.filter((id) => scopeAllowsNetwork(principal.scope, id))
-      if (usable.length === 0) throw forbidden(DeviceMessages.noNetwork)
-      return Math.min(...usable)
-    }
-    const [first] = await store.networks.list('all', { take: 1 })
-    if (first === undefined) throw forbidden(DeviceMessages.noNetwork)
-    return first.id
+  async function views (devices: DeviceRecord[]): Promise<DeviceView[]> {
+    const states = await presence.describe(devices.map((d) => d.id))
+    return devices.map((d) => toDeviceView(d, states.get(d.id)))
   }
 
-  /** Device type resolution (§5.3 step 2): the given one, else the lowest the caller may use. */
-  async function resolveDeviceType (principal: Principal, requested: number | undefined): Promise<number> {
+  /**
+   * What the calling user may use when registering (D7): its own assignments, not the token's
+   * `n` / `dt` lists; an administrator (and the system principal) may use everything.
+   */
+  async function registrationRights (principal: Principal): Promise<DataScope> {
+    if (principal.kind !== 'user' || principal.isAdmin) return FULL_SCOPE
+    const { user } = principal
+    return {
+      networkIds: await store.users.networkIds(user.id),
+      deviceTypeIds: user.allDeviceTypesAvailable ? 'all' : await store.users.deviceTypeIds(user.id)
+    }
+  }
+
+  /**
+   * Network resolution (§5.3 step 1): the given network must exist (else 400) and be one the
+   * user may use (else 403); without one, the lowest-id network assigned to the user.
+   */
+  async function resolveNetwork (principal: Principal, rights: DataScope, requested: number | undefined): Promise<number> {
     if (requested !== undefined) {
-      if (!scopeAllowsDeviceType(principal.scope, requested)) throw forbidden(DeviceMessages.noDeviceType)
-      if ((await store.deviceTypes.findById(requested)) === undefined) throw badRequest()
+      if ((await store.networks.findById(requested)) === undefined) throw badRequest()
+      if (!scopeAllowsNetwork(rights, requested)) throw forbidden(DeviceMessages.noNetwork)
       return requested
     }
-    const ids = principal.scope.deviceTypeIds
+    const assigned = principal.kind === 'user'
+      ? await store.users.networkIds(principal.user.id)
+      : (await store.networks.list('all', { take: 1 })).map((row) => row.id)
+    if (assigned.length === 0) throw forbidden(DeviceMessages.noNetwork)
+    return Math.min(...assigned)
+  }
+
+  /** Device type resolution (§5.3 step 2): the given one, else the lowest the user may use. */
+  async function resolveDeviceType (rights: DataScope, requested: number | undefined): Promise<number> {
+    if (requested !== undefined) {
+      if ((await store.deviceTypes.findById(requested)) === undefined) throw badRequest()
+      if (!scopeAllowsDeviceType(rights, requested)) throw forbidden(DeviceMessages.noDeviceType)
+      return requested
+    }
+    const ids = rights.deviceTypeIds
     const [first] = ids !== 'all' && ids.length === 0 ? [] : await store.deviceTypes.list(ids, { take: 1 })
     if (first === undefined) throw forbidden(DeviceMessages.noDeviceType)
     return first.id
@@ -141,17 +181,18 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
       requireAction(principal, Action.GetDevice)
       const page = parseListQuery(input, SORT_FIELDS, ctx.limits.maxTake)
       if (scopeIsEmpty(principal.scope)) return []
-      return (await store.devices.list(principal.scope, { ...filterOf(input), ...page })).map(toDeviceView)
+      return views(await store.devices.list(principal.scope, { ...filterOf(input, presence), ...page }))
     },
 
     async count (principal, input) {
       requireAction(principal, Action.GetDevice)
       if (scopeIsEmpty(principal.scope)) return { count: 0 }
-      return { count: await store.devices.count(principal.scope, filterOf(input)) }
+      return { count: await store.devices.count(principal.scope, filterOf(input, presence)) }
     },
 
     async get (principal, id) {
-      return toDeviceView(await loadDeviceInScope(store, principal, Action.GetDevice, id))
+      const [view] = await views([await loadDeviceInScope(store, principal, Action.GetDevice, id)])
+      return view!
     },
 
     async register (principal, id, body) {
@@ -169,8 +210,9 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
       const requestedType = optionalId(input.deviceTypeId)
       if (input.isBlocked !== undefined && input.isBlocked !== null && typeof input.isBlocked !== 'boolean') throw badRequest()
       const isBlocked = input.isBlocked as boolean | null | undefined
-      const networkId = await resolveNetwork(principal, requestedNetwork)
-      const deviceTypeId = await resolveDeviceType(principal, requestedType)
+      const rights = await registrationRights(principal)
+      const networkId = await resolveNetwork(principal, rights, requestedNetwork)
+      const deviceTypeId = await resolveDeviceType(rights, requestedType)
 
       return store.transaction(async (tx) => {
         const existing = await tx.devices.findById(id)
@@ -182,7 +224,8 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
           device = { id, name, data, networkId, deviceTypeId, isBlocked: isBlocked ?? false }
           await tx.devices.insert(device)
         } else {
-          if (!scopeAllowsDevice(principal.scope, existing)) throw forbidden(DeviceMessages.noDevice)
+          // D7: the user's own networks decide, not the token's list (§5.3 step 3).
+          if (!scopeAllowsNetwork(rights, existing.networkId)) throw forbidden(DeviceMessages.noDevice)
           // data is always replaced; the other fields change only when given (§5.3).
           const patch: DevicePatch = { data }
           if (typeof name === 'string') patch.name = name
@@ -197,7 +240,7 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
           deviceId: device.id,
           networkId: device.networkId,
           deviceTypeId: device.deviceTypeId,
-          parameters: { ...toDeviceView(device) }
+          parameters: { ...toDeviceFields(device) }
         }, tx)
         return { created: existing === undefined }
       })
@@ -205,7 +248,9 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
 
     async delete (principal, id) {
       await loadDeviceInScope(store, principal, Action.RegisterDevice, id)
+      // Its history is queued in the delete's transaction and removed in the background.
       await store.devices.delete(id)
+      ctx.purger.kick()
     }
   }
 }

@@ -5,8 +5,10 @@
  * serves both; only the texts, actions and scope dimension differ.
  */
 import { Action } from '../auth/actions.js'
+import { requireDeviceTypeTarget, requireNetworkTarget } from '../auth/access.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
+import { EVERY_USER, revokeUser } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import type { DeviceRecord } from '../devices/device-ports.js'
 import { DeviceHubError, badRequest, forbidden, notFound } from '../errors.js'
@@ -61,6 +63,8 @@ export interface NamedEntityKind {
   ids: (scope: DataScope) => 'all' | readonly number[]
   /** Scope of the embedded devices: this entity, limited by the other dimension. */
   deviceScope: (scope: DataScope, id: number) => DataScope
+  /** §4.2 steps 3-4: the token must name this id (or all), else 403 whether or not it exists. */
+  requireTarget: (principal: Principal, id: number) => void
   notFound: (id: number) => string
   duplicate: string
   hasDevices: (ids: string) => string
@@ -72,6 +76,7 @@ export const NetworkKind: NamedEntityKind = {
   repository: (store) => store.networks,
   ids: (scope) => scope.networkIds,
   deviceScope: (scope, id) => ({ networkIds: [id], deviceTypeIds: scope.deviceTypeIds }),
+  requireTarget: requireNetworkTarget,
   notFound: (id) => `Network with id = ${id} not found`,
   duplicate: 'Network cannot be created. Network with such name already exists',
   hasDevices: (ids) => `There are the following devices within this network: ${ids}. Please review and delete them first.`
@@ -83,6 +88,7 @@ export const DeviceTypeKind: NamedEntityKind = {
   repository: (store) => store.deviceTypes,
   ids: (scope) => scope.deviceTypeIds,
   deviceScope: (scope, id) => ({ networkIds: scope.networkIds, deviceTypeIds: [id] }),
+  requireTarget: requireDeviceTypeTarget,
   notFound: (id) => `Device type with id = ${id} not found`,
   duplicate: 'Device type cannot be created. Device type with such name already exists',
   hasDevices: (ids) => `There are the following devices within this device type: ${ids}. Please review and delete them first.`
@@ -127,8 +133,12 @@ function checkDescription (value: unknown): string | null | undefined {
 export function createNamedEntityService (ctx: ServiceContext, kind: NamedEntityKind): NamedEntityService {
   const repo = (): NetworkRepository => kind.repository(ctx.store)
 
-  /** Loads a row the caller may see, else the not-found error (missing and out of scope alike, D7). */
+  /**
+   * The target check (403 when the token does not name the id), then a row the caller may see,
+   * else the not-found error (missing and outside the data scope alike, §4.3).
+   */
   async function loadVisible (principal: Principal, id: number): Promise<NetworkRecord> {
+    kind.requireTarget(principal, id)
     const row = allows(kind.ids(principal.scope), id) ? await repo().findById(id) : undefined
     if (row === undefined) throw notFound(kind.notFound(id))
     return row
@@ -211,8 +221,13 @@ export function createNamedEntityService (ctx: ServiceContext, kind: NamedEntity
         const devices = await ctx.store.devices.list(kind.deviceScope(principal.scope, id), { take: ctx.limits.maxTake })
         if (devices.length > 0) throw badRequest(kind.hasDevices(devices.map((d) => d.id).join(', ')))
       }
-      // Devices and user assignments go with it through ON DELETE CASCADE (§8).
-      if (!(await repo().delete(id))) throw notFound(kind.notFound(id))
+      // Devices and user assignments go with it through ON DELETE CASCADE (§8); the devices'
+      // histories are queued and purged in the background, and every user's open waits end.
+      await ctx.store.transaction(async (tx) => {
+        if (!(await kind.repository(tx).delete(id))) throw notFound(kind.notFound(id))
+        await revokeUser(ctx.doorbell, EVERY_USER, tx)
+      })
+      ctx.purger.kick()
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { HighWater } from '../commands/command-ports.js'
+import type { HighWater, StoreRing } from '../commands/command-ports.js'
 import type { JsonObject, Page } from '../ports.js'
 import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
 
@@ -11,6 +11,8 @@ export interface NotificationRecord {
   deviceTypeId: number | null
   timestamp: number
   parameters: JsonObject | null
+  /** Internal, never serialised: the message clock's stamp of the insert, the poll cursor (see CommandRecord.stamp). */
+  stamp: number
 }
 
 export interface NewNotification {
@@ -31,6 +33,7 @@ export interface NotificationQuery extends Page, MessageScope {
 }
 
 export interface NotificationBacklogQuery extends MessageSelector {
+  /** Items whose `stamp` is strictly after this. */
   after: number
   limit: number
 }
@@ -40,10 +43,12 @@ export interface NotificationRepository {
    * Inserts in one transaction with the message clock: without a client timestamp the row
    * gets `max(last + 1, now)`, so server timestamps strictly increase in commit order (R9).
    */
-  insert(notification: NewNotification, now?: number): Promise<NotificationRecord>
+  insert(notification: NewNotification, now?: number, ring?: StoreRing): Promise<NotificationRecord>
   /** Several inserts in one statement and one clock step; records in the order given. */
-  insertMany(notifications: readonly NewNotification[], now: number): Promise<NotificationRecord[]>
+  insertMany(notifications: readonly NewNotification[], now: number, ring?: StoreRing): Promise<NotificationRecord[]>
   findById(id: number): Promise<NotificationRecord | undefined>
+  /** The notification `id` of the device that now has `deviceId` (never an earlier device's). */
+  findForDevice(deviceId: string, id: number): Promise<NotificationRecord | undefined>
   query(filter: NotificationQuery): Promise<NotificationRecord[]>
   backlog(query: NotificationBacklogQuery): Promise<NotificationRecord[]>
   highWater(): Promise<HighWater>

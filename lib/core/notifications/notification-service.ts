@@ -4,40 +4,34 @@
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
+import { principalUserId, revokes } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, forbidden, notFound } from '../errors.js'
-import type { JsonObject } from '../ports.js'
 import type { Cancellation } from '../realtime/cancellation.js'
-import type { HubEvent } from '../realtime/hub.js'
+import type { DoorbellEvent } from '../realtime/doorbell.js'
+import type { RoutingKeys } from '../realtime/dispatcher.js'
+import { routingKeys } from '../realtime/dispatcher.js'
 import type { LongPollSpec } from '../realtime/long-poll.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { HighWater } from '../commands/command-ports.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS, inMessageScope, nameSelected } from '../realtime/message-filter.js'
-import { parseMessageQuery, parseNames, parsePathId, parseQueryTimestamp, parseWaitTimeout } from '../realtime/poll-params.js'
+import { namesOf, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createSharedReader } from '../realtime/shared-read.js'
+import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
+import { openMessageStream } from '../realtime/message-stream.js'
+import type { SubscribeTargets } from '../realtime/subscribe-scope.js'
+import { resolveSubscribeTargets } from '../realtime/subscribe-scope.js'
 import { formatTimestamp, parseTimestamp } from '../time.js'
 import { jsonObjectOrNull, requireBody } from '../validation.js'
 import type { NotificationRecord } from './notification-ports.js'
 import { recordNotification } from './record-notification.js'
+import type { NotificationInsertBody, NotificationInsertView, NotificationView } from './notification-schemas.js'
 
-export interface NotificationView {
-  id: number
-  notification: string
-  deviceId: string
-  networkId: number | null
-  deviceTypeId: number | null
-  timestamp: string
-  parameters: JsonObject | null
-}
-
-export interface NotificationInsertView {
-  id: number
-  timestamp: string
-}
+export type { NotificationInsertView, NotificationView } from './notification-schemas.js'
 
 export interface NotificationQueryInput {
   deviceId: string
@@ -50,20 +44,37 @@ export interface NotificationQueryInput {
   skip?: number
 }
 
-export interface NotificationInsertBody {
-  notification?: string
-  timestamp?: unknown
-  parameters?: unknown
-}
+export type { NotificationInsertBody } from './notification-schemas.js'
 
+/** Typed poll options; the REST adapter parses the query's CSV and timestamp text into these. */
 export interface NotificationPollOptions {
-  names?: string
-  timestamp?: string
+  /** Exact names; absent or empty = every name except the system notifications. */
+  names?: readonly string[]
+  /** Cursor (epoch ms): notifications strictly after it; absent = from now. */
+  timestamp?: number
   waitTimeout?: number
   signal?: Cancellation
 }
 
+/** Typed input of {@link NotificationService.subscribe}. */
+export interface NotificationSubscribeInput extends SubscribeTargets {
+  /** Backlog: notifications strictly after this epoch-ms cursor; absent = live only. */
+  after?: number
+  /** Most backlog items (default 100, the WebSocket cap; `Infinity` to resume everything). */
+  backlogLimit?: number
+}
+
 export interface NotificationService {
+  /**
+   * A continuous stream of notifications (WebSocket subscriptions, SSE): the backlog after
+   * `after`, then live ones, in order, none lost or repeated (R9). Scope is checked now and
+   * every item is matched at event time.
+   *
+   * @example
+   * const stream = await hub.notifications.subscribe(principal, { deviceId: 'd1', after: 0 })
+   * stream.start(({ cursor, item }) => send(cursor, item))
+   */
+  subscribe(principal: Principal | undefined, input: NotificationSubscribeInput): Promise<MessageStream<NotificationView>>
   query(principal: Principal | undefined, input: NotificationQueryInput): Promise<NotificationView[]>
   get(principal: Principal | undefined, input: { deviceId: string, id: string }): Promise<NotificationView>
   insert(principal: Principal | undefined, input: { deviceId: string, body: NotificationInsertBody | undefined }): Promise<NotificationInsertView>
@@ -91,29 +102,42 @@ function toViews (items: NotificationRecord[]): NotificationView[] {
   return items.map(notificationView)
 }
 
+
+
 /**
  * One notification poll's rules for the waiter, as one object with prototype methods
  * (thousands may be parked: no closure per rule).
  */
 class NotificationPoll implements LongPollSpec<NotificationRecord> {
-  readonly hub: ServiceContext['hub']
+  readonly doorbell: ServiceContext['doorbell']
   readonly waiters: ServiceContext['waiters']
+  readonly keys: RoutingKeys
   /** The cursor: strictly after it. Fixed by the first backlog read, so a `resync` reads again from the same point. */
   private cursor: number | undefined
 
   constructor (
     private readonly ctx: ServiceContext,
-    readonly load: (event: HubEvent) => Promise<NotificationRecord | undefined>,
+    readonly load: (event: DoorbellEvent) => Promise<NotificationRecord | undefined>,
     private readonly selector: MessageSelector,
     private readonly given: number | undefined,
     readonly waitSeconds: number,
-    readonly signal: Cancellation | undefined
+    readonly signal: Cancellation | undefined,
+    private readonly principal: Principal | undefined
   ) {
-    this.hub = ctx.hub
+    this.doorbell = ctx.doorbell
     this.waiters = ctx.waiters
+    this.keys = routingKeys(['notification'], selector)
   }
 
-  routes (event: HubEvent): boolean {
+  resyncKey (): string {
+    return JSON.stringify(['notification', this.cursor, this.selector])
+  }
+
+  revokedBy (event: DoorbellEvent): boolean {
+    return revokes(event, principalUserId(this.principal))
+  }
+
+  routes (event: DoorbellEvent): boolean {
     return event.kind === 'notification' && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
   }
 
@@ -127,8 +151,69 @@ class NotificationPoll implements LongPollSpec<NotificationRecord> {
   }
 
   accepts (n: NotificationRecord, mark: HighWater): boolean {
-    return inMessageScope(this.selector, n) && nameSelected(this.selector.names, n.notification) && (n.id > mark.id || n.timestamp > this.cursor!)
+    return inMessageScope(this.selector, n) && nameSelected(this.selector.names, n.notification) && (n.id > mark.id || n.stamp > this.cursor!)
   }
+}
+
+/** The rules of one notification stream (one object, prototype methods). */
+class NotificationStream implements MessageStreamSpec<NotificationRecord, NotificationView> {
+  readonly doorbell: ServiceContext['doorbell']
+  readonly waiters: ServiceContext['waiters']
+
+  constructor (
+    private readonly ctx: ServiceContext,
+    readonly load: (event: DoorbellEvent) => Promise<NotificationRecord | undefined>,
+    private readonly selector: MessageSelector,
+    readonly after: number | undefined,
+    readonly backlogLimit: number
+  ) {
+    this.doorbell = ctx.doorbell
+    this.waiters = ctx.waiters
+  }
+
+  routes (event: DoorbellEvent): boolean {
+    return event.kind === 'notification' && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
+  }
+
+  highWater (): Promise<HighWater> {
+    return this.ctx.store.notifications.highWater()
+  }
+
+  readAfter (after: number, limit: number): Promise<NotificationRecord[]> {
+    return this.ctx.store.notifications.backlog({ ...this.selector, after, limit })
+  }
+
+  matches (n: NotificationRecord): boolean {
+    return inMessageScope(this.selector, n) && nameSelected(this.selector.names, n.notification)
+  }
+
+  fresh (n: NotificationRecord, mark: HighWater): boolean {
+    return n.id > mark.id
+  }
+
+  cursorOf (n: NotificationRecord): number {
+    return n.timestamp
+  }
+
+  view (n: NotificationRecord): NotificationView {
+    return sharedView(n)
+  }
+
+  keyOf (n: NotificationRecord): number {
+    return n.id
+  }
+}
+
+/** One view per record, shared by every stream the record is delivered to. */
+const views = new WeakMap<NotificationRecord, NotificationView>()
+
+function sharedView (n: NotificationRecord): NotificationView {
+  let view = views.get(n)
+  if (view === undefined) {
+    view = notificationView(n)
+    views.set(n, view)
+  }
+  return view
 }
 
 function notificationNotFound (): Error {
@@ -138,17 +223,22 @@ function notificationNotFound (): Error {
 export function createNotificationService (ctx: ServiceContext): NotificationService {
   const { store } = ctx
   const shared = createSharedReader<NotificationRecord | undefined>()
-  const load = (event: HubEvent): Promise<NotificationRecord | undefined> =>
+  const load = (event: DoorbellEvent): Promise<NotificationRecord | undefined> =>
     shared.read(event, () => store.notifications.findById(event.id))
 
-  function runPoll (selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
-    const given = parseQueryTimestamp(options.timestamp)
+  function runPoll (principal: Principal | undefined, selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
+    const given = options.timestamp
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     // No await: a parked poll should not keep a suspended frame alive.
-    return longPoll<NotificationRecord>(new NotificationPoll(ctx, load, selector, given, waitSeconds, options.signal)).then(toViews)
+    return longPoll<NotificationRecord>(new NotificationPoll(ctx, load, selector, given, waitSeconds, options.signal, principal)).then(toViews)
   }
 
   return {
+    async subscribe (principal, input) {
+      const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceNotification, input)
+      return openMessageStream(new NotificationStream(ctx, load, selector, input.after, input.backlogLimit ?? BACKLOG_CAP))
+    },
+
     async query (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceNotification, input.deviceId)
       const rows = await store.notifications.query({
@@ -163,8 +253,8 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
     async get (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceNotification, input.deviceId)
       const id = parsePathId(input.id, notificationNotFound)
-      const row = await store.notifications.findById(id)
-      if (row === undefined || row.deviceId !== input.deviceId) throw notificationNotFound()
+      const row = await store.notifications.findForDevice(input.deviceId, id)
+      if (row === undefined) throw notificationNotFound()
       return notificationView(row)
     },
 
@@ -178,6 +268,8 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
       if (typeof body.notification !== 'string' || body.notification === '') throw badRequest()
       if (SYSTEM_NOTIFICATIONS.includes(body.notification)) throw forbidden('It\'s forbidden to insert these special notifications: $device-update, $device-add.')
       const device = await loadDeviceInScope(store, principal, Action.CreateDeviceNotification, input.deviceId)
+      // Presence first, so a `$device-online` it announces comes before this notification.
+      await ctx.presence.seen(device.id)
       const row = await recordNotification(ctx, {
         notification: body.notification,
         deviceId: device.id,
@@ -191,16 +283,15 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
 
     async poll (principal, input) {
       await loadDeviceInScope(store, principal, Action.GetDeviceNotification, input.deviceId)
-      return runPoll({ scope: principal!.scope, deviceIds: [input.deviceId], names: parseNames(input.names) }, input)
+      return runPoll(principal, { scope: principal!.scope, deviceIds: [input.deviceId], names: namesOf(input.names) }, input)
     },
 
     async pollMany (principal, input) {
-      const names = parseNames(input.names)
-      parseQueryTimestamp(input.timestamp)
+      const names = namesOf(input.names)
       parseWaitTimeout(input.waitTimeout)
       const targets = await resolvePollTargets(store, principal, Action.GetDeviceNotification, input)
       if (targets === undefined) return []
-      return runPoll({ ...targets, names }, input)
+      return runPoll(principal, { ...targets, names }, input)
     }
   }
 }

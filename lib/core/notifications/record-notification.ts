@@ -1,22 +1,24 @@
 /**
- * Stores a notification and rings the hub's doorbell in the same transaction. Every writer of
+ * Stores a notification and rings the doorbell's doorbell in the same transaction. Every writer of
  * notifications goes through here: the REST insert and the `$device-add` / `$device-update`
  * system notifications of device registration (R3).
  *
  * Inserts that arrive together outside a caller's transaction are group-committed: one
  * transaction, one clock step and one multi-row INSERT for the batch, so the commit cost is
  * shared. A batch that fails is retried row by row, so one bad row fails only its own request.
+ * When the doorbell rides the store (PostgreSQL), the store does this itself and rings from the
+ * INSERT statement (`Doorbell.storeChannel`).
  */
 import type { ServiceContext } from '../context.js'
 import type { Store } from '../ports.js'
 import type { NewNotification, NotificationRecord } from './notification-ports.js'
 
-type Ctx = Pick<ServiceContext, 'store' | 'hub' | 'clock'>
+type Ctx = Pick<ServiceContext, 'store' | 'doorbell' | 'clock'>
 
 const MAX_BATCH = 200
 
 interface Pending {
-  /** Each request rings its own context's hub (callers may share a store, not a hub). */
+  /** Each request rings its own context's doorbell (callers may share a store, not a doorbell). */
   ctx: Ctx
   input: NewNotification
   resolve(row: NotificationRecord): void
@@ -30,7 +32,7 @@ interface Batcher {
 const batchers = new WeakMap<Store, Batcher>()
 
 async function ring (ctx: Ctx, row: NotificationRecord, tx: Store): Promise<void> {
-  await ctx.hub.publish({
+  await ctx.doorbell.publish({
     kind: 'notification',
     id: row.id,
     deviceId: row.deviceId,
@@ -84,13 +86,18 @@ function createBatcher (store: Store): Batcher {
 }
 
 /**
- * Without `input.timestamp` the store assigns one from the message clock (strictly increasing
- * in commit order, R9); a client-given timestamp is stored as given.
+ * Every row gets a stamp from the message clock (strictly increasing in commit order, R9), the
+ * poll cursor; without `input.timestamp` it is also the row's timestamp, a client-given one is
+ * stored and shown as given.
  *
  * @example
  * await recordNotification(ctx, { notification: '$device-add', deviceId, networkId, deviceTypeId, parameters }, tx)
  */
 export async function recordNotification (ctx: Ctx, input: NewNotification, tx?: Store): Promise<NotificationRecord> {
+  // A doorbell that rides the store rings from the insert statement itself; the store then
+  // group-commits concurrent inserts on its own (one statement per batch).
+  const channel = ctx.doorbell.storeChannel?.(tx ?? ctx.store)
+  if (channel !== undefined) return (tx ?? ctx.store).notifications.insert(input, ctx.clock.now(), { channel })
   if (tx !== undefined) return writeOne(ctx, input, tx)
   let batcher = batchers.get(ctx.store)
   if (batcher === undefined) {

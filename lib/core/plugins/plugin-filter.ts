@@ -4,15 +4,15 @@
  */
 import { badRequest } from '../errors.js'
 
-/** The filter query parameters as they arrive (strings; absent = not given). */
+/** The filter query parameters (absent = not given); the flags are booleans once the adapter has read them. */
 export interface PluginFilterQuery {
   deviceId?: string
   networkIds?: string
   deviceTypeIds?: string
   names?: string
-  returnCommands?: string
-  returnUpdatedCommands?: string
-  returnNotifications?: string
+  returnCommands?: boolean | string
+  returnUpdatedCommands?: boolean | string
+  returnNotifications?: boolean | string
 }
 
 export interface PluginFilterSpec {
@@ -76,10 +76,11 @@ function pick (query: PluginFilterQuery): PluginFilterQuery {
   return { deviceId, networkIds, deviceTypeIds, names, returnCommands, returnUpdatedCommands, returnNotifications }
 }
 
-function parseFlag (value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined
-  if (value === 'true') return true
-  if (value === 'false') return false
+/** Booleans as DeviceHive reads them: `true` / `false` in any letter case (R12). */
+function parseFlag (value: boolean | string | undefined): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value
+  if (/^true$/i.test(value)) return true
+  if (/^false$/i.test(value)) return false
   throw badRequest()
 }
 
@@ -109,4 +110,50 @@ function parseNameCsv (value: string | undefined): string[] {
   // A slash would split the stored filter into the wrong parts.
   if (names.some((name) => name.includes('/'))) throw badRequest()
   return names
+}
+
+export type PluginEventKind = 'notification' | 'command' | 'command-update'
+
+/** A stored filter string, parsed for matching (plugin proxy contract §4.3). */
+export interface StoredPluginFilter {
+  kinds: ReadonlySet<PluginEventKind>
+  /** Undefined = any (also when `deviceId` is set: the device's own network and type decide). */
+  networkIds?: readonly number[]
+  deviceTypeIds?: readonly number[]
+  deviceId?: string
+  /** Undefined = any name except the system notifications. */
+  names?: readonly string[]
+}
+
+const ALL_KINDS: ReadonlySet<PluginEventKind> = new Set(['notification', 'command', 'command-update'])
+const KIND_NAMES: Record<string, PluginEventKind> = { notification: 'notification', command: 'command', command_update: 'command-update' }
+const parsedFilters = new Map<string, StoredPluginFilter>()
+
+/**
+ * Parses `<kinds>/<networkIds>/<deviceTypeIds>/<deviceId>/<names>`; a part that is not
+ * understood matches nothing rather than everything.
+ *
+ * @example
+ * parseStoredFilter('notification/1,2/*\/*\/temp').kinds.has('notification') // true
+ */
+export function parseStoredFilter (filter: string): StoredPluginFilter {
+  let parsed = parsedFilters.get(filter)
+  if (parsed !== undefined) return parsed
+  const [kinds = '', networks = '*', types = '*', deviceId = '*', names = '*'] = filter.split('/')
+  const ids = (part: string): number[] | undefined => part === '*'
+    ? undefined
+    : part.split(',').map((item) => /^\d+$/.test(item) ? Number(item) : -1)
+  parsed = {
+    kinds: kinds === '*'
+      ? ALL_KINDS
+      : new Set(kinds.split(',').map((kind) => KIND_NAMES[kind]).filter((kind) => kind !== undefined)),
+    networkIds: deviceId === '*' ? ids(networks) : undefined,
+    deviceTypeIds: deviceId === '*' ? ids(types) : undefined,
+    deviceId: deviceId === '*' ? undefined : deviceId,
+    names: names === '*' ? undefined : names.split(',')
+  }
+  // Filters are few (one per plugin); the bound only guards against churn.
+  if (parsedFilters.size > 10_000) parsedFilters.clear()
+  parsedFilters.set(filter, parsed)
+  return parsed
 }

@@ -3,7 +3,7 @@
  * user, addressed by its topic. Non-admins see and manage only their own plugins; a plugin
  * token manages only its own plugin and never acts for its owner elsewhere.
  */
-import { randomInt, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { Action } from '../auth/actions.js'
 import { requireAction, scopeAllowsDevice, scopeAllowsDeviceType, scopeAllowsNetwork } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
@@ -12,6 +12,7 @@ import { deviceNotFound } from '../devices/device-access.js'
 import { DeviceHubError, badRequest, forbidden, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
 import { jsonObjectOrNull, requireBody } from '../validation.js'
+import type { PluginDelivery } from './plugin-delivery.js'
 import type { PluginFilterQuery, PluginFilterSpec } from './plugin-filter.js'
 import { buildPluginFilter } from './plugin-filter.js'
 import type { PluginFilter, PluginPatch, PluginRecord } from './plugin-ports.js'
@@ -120,10 +121,10 @@ export function pluginView (plugin: PluginRecord): PluginView {
 
 /**
  * @example
- * const plugins = createPluginService(ctx)
+ * const plugins = createPluginService(ctx, createPluginDelivery(ctx))
  * const { topicName } = await plugins.create(principal, { query: { returnCommands: 'true' }, body: { name: 'p' }, proxyEndpoint })
  */
-export function createPluginService (ctx: ServiceContext): PluginService {
+export function createPluginService (ctx: ServiceContext, delivery: PluginDelivery): PluginService {
   const { store } = ctx
 
   /** What a caller may list: owner restriction and, for plugin tokens, their own topic. */
@@ -232,23 +233,21 @@ export function createPluginService (ctx: ServiceContext): PluginService {
       if (name !== undefined) patch.name = name
       if (description !== undefined) patch.description = description
       if (parameters !== undefined) patch.parameters = parameters
-      if (status === PluginStatus.ACTIVE) {
-        patch.status = status
-        // Becoming ACTIVE opens a subscription; staying ACTIVE keeps the one it has.
-        patch.subscriptionId = plugin.status === PluginStatus.ACTIVE && plugin.subscriptionId !== null
-          ? plugin.subscriptionId
-          : randomInt(1, 2 ** 48)
-      } else if (status === PluginStatus.INACTIVE) {
+      // Becoming ACTIVE opens a subscription (delivery assigns its id); staying ACTIVE keeps it.
+      if (status === PluginStatus.ACTIVE) patch.status = status
+      else if (status === PluginStatus.INACTIVE) {
         patch.status = status
         patch.subscriptionId = null
       }
-      if (!await store.plugins.update(plugin.id, patch)) throw principal.isAdmin ? notFound(PluginMessages.notFound) : forbidden(PluginMessages.noAccess)
+      // Through delivery: connected plugins see the change at once, on every instance.
+      if (!await delivery.update(plugin, patch)) throw principal.isAdmin ? notFound(PluginMessages.notFound) : forbidden(PluginMessages.noAccess)
     },
 
     async delete (principal, topicName) {
       requireAction(principal, Action.ManagePlugin)
       const plugin = await resolve(principal, topicName)
-      await store.plugins.delete(plugin.id)
+      // P8: its connections are closed.
+      await delivery.delete(plugin)
     }
   }
 }

@@ -5,18 +5,30 @@
  */
 import type { HighWater } from '../commands/command-ports.js'
 import type { Cancellation, WaiterRegistry } from './cancellation.js'
-import type { Hub, HubEvent } from './hub.js'
+import type { Doorbell, DoorbellEvent } from './doorbell.js'
+import type { RoutingKeys } from './dispatcher.js'
+import { dispatcherFor } from './dispatcher.js'
 
 export interface LongPollSpec<T> {
-  hub: Hub
+  doorbell: Doorbell
   /** Seconds to wait when the backlog is empty (0 = answer at once). */
   waitSeconds: number
   /** Ends the wait early with `[]` (the client went away). */
   signal?: Cancellation
   /** Releases the wait at shutdown. */
   waiters?: WaiterRegistry
+  /**
+   * Where the waiter registers in the doorbell's routing index (dispatcher.ts), so that only
+   * events for its devices / networks / device types reach it. Absent = every event.
+   */
+  readonly keys?: RoutingKeys
+  /**
+   * Whether a `revoke` doorbell concerns the caller (`auth/revocations.ts` `revokes`): the wait
+   * then ends with `[]`, so the client's next poll is authenticated under its new rights.
+   */
+  revokedBy?(event: DoorbellEvent): boolean
   /** Cheap check on the doorbell's routing keys, before any read. */
-  routes(event: HubEvent): boolean
+  routes(event: DoorbellEvent): boolean
   highWater(): Promise<HighWater>
   /**
    * The backlog, given where the store stood at subscribe time; `null` = answer `[]` now, no
@@ -24,16 +36,37 @@ export interface LongPollSpec<T> {
    */
   backlog(mark: HighWater): Promise<T[] | null>
   /** The item a doorbell names (shared between waiters); undefined when gone. */
-  load(event: HubEvent): Promise<T | undefined>
+  load(event: DoorbellEvent): Promise<T | undefined>
   /** Full check of a live item: filters, scope, and that it is new for this waiter. */
   accepts(item: T, mark: HighWater): boolean
+  /**
+   * Identifies this waiter's backlog read (selector, cursor, limit), asked after the first read:
+   * on a `resync`, waiters with equal keys share one re-read instead of one each. Absent = own read.
+   */
+  resyncKey?(): string
+}
+
+const ALL_KINDS: RoutingKeys = { kinds: ['command', 'command-update', 'notification'] }
+
+/** The re-reads of one resync event, by resync key. */
+const resyncReads = new WeakMap<DoorbellEvent, Map<string, Promise<unknown>>>()
+
+function sharedResyncRead<T> (event: DoorbellEvent, key: string, read: () => Promise<T>): Promise<T> {
+  let reads = resyncReads.get(event)
+  if (reads === undefined) resyncReads.set(event, reads = new Map())
+  let promise = reads.get(key) as Promise<T> | undefined
+  if (promise === undefined) {
+    promise = read()
+    reads.set(key, promise)
+  }
+  return promise
 }
 
 /**
  * Runs one long poll and resolves with the backlog, one live item, or `[]`.
  *
  * @example
- * const items = await longPoll({ hub, waitSeconds: 30, signal, waiters, routes, highWater, backlog, load, accepts })
+ * const items = await longPoll({ doorbell, waitSeconds: 30, signal, waiters, routes, highWater, backlog, load, accepts })
  */
 export function longPoll<T> (spec: LongPollSpec<T>): Promise<T[]> {
   if (spec.signal?.aborted === true || spec.waiters?.closed === true) return Promise.resolve([])
@@ -69,7 +102,7 @@ class Waiter<T> {
       this.reject = reject
     })
     // Subscribe first: a doorbell that rings while the backlog is read is kept, not lost.
-    this.unsubscribe = spec.hub.subscribe(this.onEvent)
+    this.unsubscribe = dispatcherFor(spec.doorbell).register(spec.keys ?? ALL_KINDS, this.onEvent)
     // These callbacks live until the backlog is read, not while the poll is parked.
     this.marked = spec.highWater()
     this.marked
@@ -84,8 +117,12 @@ class Waiter<T> {
       }, (error: unknown) => this.fail(error))
   }
 
-  private readonly onEvent = (event: HubEvent): void => {
-    if (event.kind === 'resync') return this.resync()
+  private readonly onEvent = (event: DoorbellEvent): void => {
+    if (event.kind === 'resync') return this.resync(event)
+    if (event.kind === 'revoke') {
+      if (this.spec.revokedBy?.(event) === true) this.finish([])
+      return
+    }
     if (this.done || !this.spec.routes(event)) return
     const read = this.spec.load(event)
     read.catch(() => undefined)
@@ -94,14 +131,17 @@ class Waiter<T> {
   }
 
   /**
-   * Doorbells may have been lost (the hub reconnected): read the backlog again from the
+   * Doorbells may have been lost (the doorbell reconnected): read the backlog again from the
    * subscribe-time mark, as a fresh poll would, and answer with it if anything arrived.
    */
-  private resync (): void {
+  private resync (event: DoorbellEvent): void {
     if (this.done) return
     this.marked
       .then(async (mark) => {
-        const items = await this.spec.backlog(mark)
+        const key = this.spec.resyncKey?.()
+        const items = key === undefined
+          ? await this.spec.backlog(mark)
+          : await sharedResyncRead(event, key, () => this.spec.backlog(mark))
         const fresh = items?.filter((item) => this.spec.accepts(item, mark)) ?? []
         if (fresh.length > 0) this.finish(fresh)
       })

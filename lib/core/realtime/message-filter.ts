@@ -5,7 +5,7 @@
 import type { DataScope } from '../ports.js'
 
 /** The server-generated device notifications (R3): only delivered when a poll names them. */
-export const SYSTEM_NOTIFICATIONS: readonly string[] = ['$device-add', '$device-update']
+export const SYSTEM_NOTIFICATIONS: readonly string[] = ['$device-add', '$device-update', '$device-online', '$device-offline']
 
 export interface MessageScope {
   /** Networks and device types the caller may see (already intersected with any request filter). */

@@ -13,11 +13,12 @@ export function parseWaitTimeout (value: number | undefined): number {
   return value
 }
 
-/** `limit` of command polls: default 100, not negative. */
-export function parseLimit (value: number | undefined): number {
-  if (value === undefined) return 100
+/** `limit` of command polls: default 100, not negative, capped at `max` like `take` (R10, issue #16). */
+export function parseLimit (value: number | undefined, max: number): number {
+  if (value === undefined) return Math.min(100, max)
+  if (Number.isNaN(value)) throw badRequest()
   if (value < 0) throw badRequest('Limit can\'t be less than 0.')
-  return value
+  return Math.min(value, max)
 }
 
 /** A timestamp query parameter: undefined when absent or empty; 400 when unparseable (§1.4). */
@@ -32,6 +33,11 @@ export function parseNames (value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined
   const names = value.split(',').map((n) => n.trim()).filter((n) => n !== '')
   return names.length === 0 ? undefined : names
+}
+
+/** A typed name filter: an empty list is no filter. */
+export function namesOf (names: readonly string[] | undefined): readonly string[] | undefined {
+  return names === undefined || names.length === 0 ? undefined : names
 }
 
 /** A CSV of integer ids; absent or empty = no filter; anything else is 400. */
@@ -60,6 +66,13 @@ export function parsePathId (value: string, notFoundError: () => Error): number 
 export function parseMessageSortOrder (value: string | undefined): 'ASC' | 'DESC' {
   if (value === undefined || value === '') return 'DESC'
   return value.toUpperCase() === 'DESC' ? 'DESC' : 'ASC'
+}
+
+/** `take`/`skip` of message queries: a non-negative integer (a huge one is capped by the caller), else 400. */
+function pagingNumber (value: number | undefined): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (Number.isFinite(value) && !Number.isInteger(value))) throw badRequest()
+  return Math.min(value, Number.MAX_SAFE_INTEGER)
 }
 
 export interface MessageQueryInput {
@@ -92,7 +105,7 @@ export function parseMessageQuery<F extends string> (input: MessageQueryInput, s
     end: parseQueryTimestamp(input.end),
     sortField: sortFields[(input.sortField ?? 'timestamp').toLowerCase()] ?? 'timestamp',
     sortOrder: parseMessageSortOrder(input.sortOrder),
-    take: Math.min(input.take ?? 100, maxTake),
-    skip: input.skip ?? 0
+    take: Math.min(pagingNumber(input.take) ?? 100, maxTake),
+    skip: pagingNumber(input.skip) ?? 0
   }
 }

@@ -23,6 +23,10 @@ export interface RetentionOptions {
   retentionMs: number
   /** Between passes (default: a tenth of the retention, between 1 s and 1 h). */
   intervalMs?: number
+  /** Called after each scheduled pass with the rows it deleted (monitoring). */
+  onPass?: (deleted: number) => void
+  /** Called when a scheduled pass fails (monitoring). */
+  onFailure?: () => void
   /** Rows per delete statement (default 500). */
   batchSize?: number
 }
@@ -67,8 +71,10 @@ export function createRetentionPruner (options: RetentionOptions): RetentionPrun
     if (stopped) return
     timer = setTimeout(() => {
       pruneOnce().then((n) => {
+        options.onPass?.(n)
         if (n > 0) logger.debug({ deleted: n }, 'retention: pruned old commands and notifications')
       }, (error: unknown) => {
+        options.onFailure?.()
         logger.warn({ err: error }, 'retention: pruning failed')
       }).finally(schedule)
     }, interval)

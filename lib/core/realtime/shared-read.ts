@@ -1,5 +1,5 @@
 /**
- * Shares one read between every waiter woken by the same doorbell: the hub hands the same event
+ * Shares one read between every waiter woken by the same doorbell: the doorbell hands the same event
  * object to all its listeners, so the read is keyed by that object. A read is therefore always
  * started after the write it was rung for (a later doorbell for the same row, e.g. a second
  * update of a command, gets a fresh read, never a stale one in flight).

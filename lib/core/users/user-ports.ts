@@ -18,11 +18,20 @@ export interface UserRecord {
   data: JsonObject | null
   introReviewed: boolean
   allDeviceTypesAvailable: boolean
+  /**
+   * Incremented by the store on every change of role, status or password; a token issued under
+   * an older version is refused (claim `v`, absent = 0).
+   */
+  tokenVersion: number
 }
 
-export type NewUser = Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin'>
+export type NewUser = Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin' | 'tokenVersion'>
 
-export type UserPatch = Partial<Omit<UserRecord, 'id'>>
+/** Role, status or password changes also increment `tokenVersion` (the store does it). */
+export type UserPatch = Partial<Omit<UserRecord, 'id' | 'tokenVersion'>> & {
+  /** A rehash of the same password (legacy hash upgrade): replaces the hash, revokes nothing. */
+  passwordRehash?: string
+}
 
 export interface UserFilter extends Page {
   login?: string
@@ -40,6 +49,8 @@ export interface UserRepository {
   delete(id: number): Promise<boolean>
   list(filter: UserFilter): Promise<UserRecord[]>
   count(filter: UserFilter): Promise<number>
+  /** Active administrators other than `exceptId` (the last-admin rule). */
+  countActiveAdmins(exceptId: number): Promise<number>
   /** Ids of the networks the user is assigned to, ascending. */
   networkIds(userId: number): Promise<number[]>
   /** Ids of the device types individually assigned to the user, ascending. */

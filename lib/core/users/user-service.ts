@@ -8,6 +8,7 @@ import { Action } from '../auth/actions.js'
 import { requireAction, scopeAllowsDeviceType, scopeAllowsNetwork } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
 import { hashPassword } from '../auth/passwords.js'
+import { revokeUser } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import { DeviceHubError, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
@@ -89,7 +90,8 @@ export const UserMessages = {
   adminRequired: 'Admin permissions required for this action',
   deleteSelf: 'You can not delete a user or access key that you use to authenticate this request',
   currentMissing: 'Can not get current user.',
-  allDeviceTypes: 'Cannot assign device type to user with all device types allowed'
+  allDeviceTypes: 'Cannot assign device type to user with all device types allowed',
+  lastAdmin: 'The last active administrator cannot be deleted, demoted or disabled'
 } as const
 
 const SORT_FIELDS = { id: 'id', login: 'login' } as const
@@ -169,7 +171,25 @@ function callerId (principal: Principal): number | undefined {
  * const { id } = await users.create(principal, { login: 'alice', password: 'secret-1', role: 1 })
  */
 export function createUserService (ctx: ServiceContext): UserService {
-  const { store } = ctx
+  const { store, doorbell } = ctx
+
+  /**
+   * The one rule of every operation on `/user/{id}...`, whatever the verb: an administrator may
+   * act on any user; anyone else only on itself, and any other id (existing or not) answers the
+   * same 403, so nothing tells whether that user exists.
+   */
+  function requireUserTarget (principal: Principal, id: number): void {
+    if (!principal.isAdmin && callerId(principal) !== id) throw forbidden(`User with id = ${id} not found`)
+  }
+
+  /** Refuses to leave the server without an active administrator (inside the write transaction). */
+  async function keepAnAdmin (tx: typeof store, target: UserRecord, after: { role?: UserRole, status?: UserStatus } | 'deleted'): Promise<void> {
+    if (target.role !== UserRole.Administrator || target.status !== UserStatus.Active) return
+    const stays = after !== 'deleted' && (after.role ?? target.role) === UserRole.Administrator &&
+      (after.status ?? target.status) === UserStatus.Active
+    if (stays) return
+    if ((await tx.users.countActiveAdmins(target.id)) === 0) throw forbidden(UserMessages.lastAdmin)
+  }
 
   async function loadUser (id: number): Promise<UserRecord> {
     const user = await store.users.findById(id)
@@ -219,7 +239,11 @@ export function createUserService (ctx: ServiceContext): UserService {
     const introReviewed = optionalBoolean(body.introReviewed)
     if (introReviewed !== undefined) patch.introReviewed = introReviewed
     try {
-      if (!(await store.users.update(target.id, patch))) throw userNotFound(target.id)
+      await store.transaction(async (tx) => {
+        await keepAnAdmin(tx, target, patch)
+        if (!(await tx.users.update(target.id, patch))) throw userNotFound(target.id)
+        await revokeUser(doorbell, target.id, tx)
+      })
     } catch (error) {
       rethrowConflict(error)
     }
@@ -252,8 +276,7 @@ export function createUserService (ctx: ServiceContext): UserService {
 
     async get (principal, id) {
       requireAction(principal, Action.ManageUser)
-      // A client may read only itself; another id is refused as 403 with the not-found text (D7).
-      if (!principal.isAdmin && callerId(principal) !== id) throw forbidden(`User with id = ${id} not found`)
+      requireUserTarget(principal, id)
       return view(principal, await loadUser(id))
     },
 
@@ -288,6 +311,7 @@ export function createUserService (ctx: ServiceContext): UserService {
 
     async update (principal, id, body) {
       requireAction(principal, Action.ManageUser)
+      requireUserTarget(principal, id)
       await applyUpdate(principal, await loadUser(id), body)
     },
 
@@ -301,12 +325,20 @@ export function createUserService (ctx: ServiceContext): UserService {
     async delete (principal, id) {
       requireAction(principal, Action.ManageUser)
       if (callerId(principal) === id) throw forbidden(UserMessages.deleteSelf)
-      // Assignments go with the user (ON DELETE CASCADE, §8).
-      if (!(await store.users.delete(id))) throw userNotFound(id)
+      requireUserTarget(principal, id)
+      // Assignments and plugins go with the user (ON DELETE CASCADE, §8); user ids are never reused.
+      await store.transaction(async (tx) => {
+        const target = await tx.users.findById(id)
+        if (target === undefined) throw userNotFound(id)
+        await keepAnAdmin(tx, target, 'deleted')
+        await tx.users.delete(id)
+        await revokeUser(doorbell, id, tx)
+      })
     },
 
     async getNetwork (principal, userId, networkId) {
       requireAction(principal, Action.GetNetwork)
+      requireUserTarget(principal, userId)
       await loadUser(userId)
       const missing = notFound(`Network with id ${networkId} for user with id ${userId} was not found`)
       if (!scopeAllowsNetwork(principal.scope, networkId)) throw missing
@@ -318,20 +350,25 @@ export function createUserService (ctx: ServiceContext): UserService {
 
     async assignNetwork (principal, userId, networkId) {
       requireAction(principal, Action.ManageNetwork)
+      requireUserTarget(principal, userId)
       await loadUser(userId)
       await loadNetwork(principal, networkId)
       await store.users.assignNetwork(userId, networkId)
+      await revokeUser(doorbell, userId)
     },
 
     async unassignNetwork (principal, userId, networkId) {
       requireAction(principal, Action.ManageNetwork)
+      requireUserTarget(principal, userId)
       await loadUser(userId)
       await loadNetwork(principal, networkId)
       await store.users.unassignNetwork(userId, networkId)
+      await revokeUser(doorbell, userId)
     },
 
     async listDeviceTypes (principal, userId) {
       requireAction(principal, Action.ManageDeviceType)
+      requireUserTarget(principal, userId)
       const user = await loadUser(userId)
       const scope = principal.scope.deviceTypeIds
       let ids: 'all' | readonly number[]
@@ -343,6 +380,7 @@ export function createUserService (ctx: ServiceContext): UserService {
 
     async getDeviceType (principal, userId, deviceTypeId) {
       requireAction(principal, Action.GetDeviceType)
+      requireUserTarget(principal, userId)
       const user = await loadUser(userId)
       const missing = notFound(`Device type with id ${deviceTypeId} for user with id ${userId} not found`)
       if (!scopeAllowsDeviceType(principal.scope, deviceTypeId)) throw missing
@@ -354,37 +392,47 @@ export function createUserService (ctx: ServiceContext): UserService {
 
     async assignDeviceType (principal, userId, deviceTypeId) {
       requireAction(principal, Action.ManageDeviceType)
+      requireUserTarget(principal, userId)
       const user = await loadUser(userId)
       if (user.allDeviceTypesAvailable) throw forbidden(UserMessages.allDeviceTypes)
       await loadDeviceType(principal, deviceTypeId)
       await store.users.assignDeviceType(userId, deviceTypeId)
+      await revokeUser(doorbell, userId)
     },
 
     async unassignDeviceType (principal, userId, deviceTypeId) {
       requireAction(principal, Action.ManageDeviceType)
+      requireUserTarget(principal, userId)
       const user = await loadUser(userId)
       if (user.allDeviceTypesAvailable) throw forbidden(UserMessages.allDeviceTypes)
       await loadDeviceType(principal, deviceTypeId)
       await store.users.unassignDeviceType(userId, deviceTypeId)
+      await revokeUser(doorbell, userId)
     },
 
     async allowAllDeviceTypes (principal, userId) {
       requireAction(principal, Action.ManageDeviceType)
+      requireUserTarget(principal, userId)
       await loadUser(userId)
       // Like D1: nobody grants more device types than they hold themselves.
       if (principal.scope.deviceTypeIds !== 'all') throw forbidden()
       await store.transaction(async (tx) => {
         await tx.users.update(userId, { allDeviceTypesAvailable: true })
         await tx.users.unassignAllDeviceTypes(userId)
+        await revokeUser(doorbell, userId, tx)
       })
     },
 
     async disallowAllDeviceTypes (principal, userId) {
       requireAction(principal, Action.ManageDeviceType)
+      requireUserTarget(principal, userId)
       await loadUser(userId)
+      // The same scope rule as the grant: only a caller holding every device type changes it.
+      if (principal.scope.deviceTypeIds !== 'all') throw forbidden()
       await store.transaction(async (tx) => {
         await tx.users.update(userId, { allDeviceTypesAvailable: false })
         await tx.users.unassignAllDeviceTypes(userId)
+        await revokeUser(doorbell, userId, tx)
       })
     }
   }

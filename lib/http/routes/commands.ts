@@ -2,34 +2,17 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { parsePollQuery } from '../poll-query.js'
 import { clientGone } from '../request-signal.js'
-import { JsonObjectInput, JsonObjectOrNull, NullableString, Timestamp, errorResponses, MessagePaging } from '../schemas.js'
+import { CommandInsertBody, CommandInsertView, CommandUpdateBody, CommandView } from '../../core/commands/command-schemas.js'
+import { errorResponses, MessagePaging } from '../schemas.js'
 import type { App } from '../types.js'
 
-const Command = Type.Object({
-  id: Type.Integer(),
-  command: Type.String(),
-  timestamp: Timestamp,
-  lastUpdated: Timestamp,
-  userId: Type.Union([Type.Integer(), Type.Null()]),
-  deviceId: Type.String(),
-  networkId: Type.Integer(),
-  deviceTypeId: Type.Integer(),
-  parameters: JsonObjectOrNull,
-  lifetime: Type.Union([Type.Integer(), Type.Null()]),
-  status: NullableString,
-  result: JsonObjectOrNull
-})
-const CommandInsert = Type.Object({
-  id: Type.Integer(),
-  timestamp: Timestamp,
-  lastUpdated: Timestamp,
-  userId: Type.Union([Type.Integer(), Type.Null()])
-})
+// The wire shapes are the core's (one schema each for REST, WebSocket and OpenAPI).
+const Command = CommandView
+const CommandInsert = CommandInsertView
 const DeviceParams = Type.Object({ deviceId: Type.String() })
 const CommandParams = Type.Object({ deviceId: Type.String(), commandId: Type.String() })
-// Null first: Ajv coerces types, and would turn a null into "" or 0 for an earlier branch.
-const TimestampInput = Type.Union([Type.Null(), Type.String(), Type.Integer()])
 const WaitTimeout = Type.Integer({ description: 'seconds, 0..60, default 30' })
 
 const PollQuery = {
@@ -59,7 +42,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       }),
       response: { 200: Type.Array(Command), ...errorResponses }
     }
-  }, (request, reply) => hub.commands.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
+  }, (request, reply) => hub.commands.pollMany(request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/command/poll', {
     config: { action: Action.GetDeviceCommand },
@@ -71,7 +54,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object({ ...PollQuery, returnUpdatedCommands: Type.Optional(Type.Boolean()) }),
       response: { 200: Type.Array(Command), ...errorResponses }
     }
-  }, (request, reply) => hub.commands.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
+  }, (request, reply) => hub.commands.poll(request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/command/:commandId/poll', {
     config: { action: Action.GetDeviceCommand },
@@ -126,14 +109,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       summary: 'Send a command to a device',
       security,
       params: DeviceParams,
-      body: Type.Object({
-        command: Type.Optional(Type.String({ maxLength: 128 })),
-        timestamp: Type.Optional(TimestampInput),
-        parameters: Type.Optional(JsonObjectInput),
-        lifetime: Type.Optional(Type.Union([Type.Null(), Type.Integer({ minimum: 0, maximum: 2_147_483_647 })])),
-        status: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 128 })])),
-        result: Type.Optional(JsonObjectInput)
-      }),
+      body: CommandInsertBody,
       response: { 201: CommandInsert, ...errorResponses }
     }
   }, async (request, reply) => {
@@ -148,10 +124,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       summary: 'Report a command\'s status and result',
       security,
       params: CommandParams,
-      body: Type.Object({
-        status: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 128 })])),
-        result: Type.Optional(JsonObjectInput)
-      }),
+      body: CommandUpdateBody,
       response: { 204: Type.Null(), ...errorResponses }
     }
   }, async (request, reply) => {

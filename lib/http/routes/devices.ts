@@ -13,7 +13,10 @@ export const DeviceView = Type.Object({
   data: JsonObjectOrNull,
   networkId: Type.Integer(),
   deviceTypeId: Type.Integer(),
-  isBlocked: Type.Boolean()
+  isBlocked: Type.Boolean(),
+  // Presence (extra fields; DeviceHive clients ignore them).
+  lastSeen: Type.Union([Type.String(), Type.Null()]),
+  online: Type.Boolean()
 })
 const Filter = {
   name: Type.Optional(Type.String()),
@@ -21,7 +24,8 @@ const Filter = {
   networkId: Type.Optional(IntegerId),
   networkName: Type.Optional(Type.String()),
   deviceTypeId: Type.Optional(IntegerId),
-  deviceTypeName: Type.Optional(Type.String())
+  deviceTypeName: Type.Optional(Type.String()),
+  online: Type.Optional(Type.Boolean())
 }
 const ListQuery = Type.Object({
   ...Filter,

@@ -9,6 +9,7 @@ import { networkRoutes } from './networks.js'
 import { notificationRoutes } from './notifications.js'
 import { pluginTokenRoutes } from './plugin-tokens.js'
 import { pluginRoutes } from './plugins.js'
+import { streamRoutes } from './streams.js'
 import { tokenRoutes } from './tokens.js'
 import { userRoutes } from './users.js'
 
@@ -21,6 +22,7 @@ export const routeModules: ReadonlyArray<(app: App, hub: DeviceHub) => void> = [
   userRoutes,
   commandRoutes,
   notificationRoutes,
+  streamRoutes,
   pluginRoutes,
   pluginTokenRoutes
 ]

@@ -10,12 +10,14 @@ export interface InfoRouteOptions {
   basePath: string
   /** Overrides `webSocketServerUrl` (e.g. behind a proxy). */
   webSocketUrl?: string
+  /** Overrides the plugin proxy URL that `POST /plugin` reports as `proxyEndpoint`. */
+  pluginProxyUrl?: string
 }
 
 const WELCOME = 'The DeviceHive RESTful API is now running, please refer to documentation to get the list of available resources.'
 
 export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions): void {
-  configureWebSocketUrl(app, { basePath: options.basePath, override: options.webSocketUrl })
+  configureWebSocketUrl(app, { basePath: options.basePath, override: options.webSocketUrl, pluginProxyOverride: options.pluginProxyUrl })
 
   app.get('/', {
     schema: { tags: ['info'], summary: 'Welcome text', response: { 200: Type.String(), ...errorResponses } }

@@ -3,14 +3,14 @@ import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import type { NamedEntityService } from '../../core/networks/named-entity-service.js'
-import { Count, IntegerId, JsonObjectOrNull, NullableString, errorResponses, ListPaging } from '../schemas.js'
+import { Count, PathId, JsonObjectOrNull, NullableString, errorResponses, ListPaging } from '../schemas.js'
 import type { App } from '../types.js'
 
 export const NamedEntityView = Type.Object({ id: Type.Integer(), name: Type.String(), description: NullableString })
 export const EmbeddedDevice = Type.Object({ id: Type.String(), name: Type.String(), data: JsonObjectOrNull, isBlocked: Type.Boolean() })
 const WithDevices = Type.Object({ id: Type.Integer(), name: Type.String(), description: NullableString, devices: Type.Array(EmbeddedDevice) })
 const Created = Type.Object({ id: Type.Integer() })
-const IdParams = Type.Object({ id: IntegerId })
+const IdParams = Type.Object({ id: PathId })
 
 /**
  * A nullable body field as one `type` array, not a union: Ajv's type coercion would turn a

@@ -2,20 +2,15 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { parsePollQuery } from '../poll-query.js'
 import { clientGone } from '../request-signal.js'
-import { JsonObjectInput, JsonObjectOrNull, Timestamp, errorResponses, MessagePaging } from '../schemas.js'
+import { NotificationInsertBody, NotificationInsertView, NotificationView } from '../../core/notifications/notification-schemas.js'
+import { errorResponses, MessagePaging } from '../schemas.js'
 import type { App } from '../types.js'
 
-const Notification = Type.Object({
-  id: Type.Integer(),
-  notification: Type.String(),
-  deviceId: Type.String(),
-  networkId: Type.Union([Type.Integer(), Type.Null()]),
-  deviceTypeId: Type.Union([Type.Integer(), Type.Null()]),
-  timestamp: Timestamp,
-  parameters: JsonObjectOrNull
-})
-const NotificationInsert = Type.Object({ id: Type.Integer(), timestamp: Timestamp })
+// The wire shapes are the core's (one schema each for REST, WebSocket and OpenAPI).
+const Notification = NotificationView
+const NotificationInsert = NotificationInsertView
 const DeviceParams = Type.Object({ deviceId: Type.String() })
 const PollQuery = {
   names: Type.Optional(Type.String({ description: 'CSV of notification names' })),
@@ -44,7 +39,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       }),
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
-  }, (request, reply) => hub.notifications.pollMany(request.principal, { ...request.query, signal: clientGone(reply) }))
+  }, (request, reply) => hub.notifications.pollMany(request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/notification/poll', {
     config: { action: Action.GetDeviceNotification },
@@ -56,7 +51,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object(PollQuery),
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
-  }, (request, reply) => hub.notifications.poll(request.principal, { ...request.query, deviceId: request.params.deviceId, signal: clientGone(reply) }))
+  }, (request, reply) => hub.notifications.poll(request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }))
 
   app.get('/device/:deviceId/notification', {
     config: { action: Action.GetDeviceNotification },
@@ -93,11 +88,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       summary: 'Send a notification from a device',
       security,
       params: DeviceParams,
-      body: Type.Object({
-        notification: Type.String({ minLength: 1, maxLength: 128 }),
-        timestamp: Type.Optional(Type.Union([Type.Null(), Type.String(), Type.Integer()])),
-        parameters: Type.Optional(JsonObjectInput)
-      }),
+      body: NotificationInsertBody,
       response: { 201: NotificationInsert, ...errorResponses }
     }
   }, async (request, reply) => {

@@ -4,7 +4,7 @@ import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableString, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
-import { webSocketServerUrl } from '../websocket-url.js'
+import { pluginProxyUrl } from '../websocket-url.js'
 
 const Plugin = Type.Object({
   id: Type.Integer(),
@@ -31,15 +31,15 @@ const ListQuery = Type.Object({
   skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))
 })
 
-/** The subscription filter; parsed and validated by the service (CSV lists, `true`/`false`). */
+/** The subscription filter; the CSV lists are parsed and validated by the service. */
 const filterQuery = {
   deviceId: Type.Optional(Type.String()),
   networkIds: Type.Optional(Type.String({ description: 'Comma-separated network ids' })),
   deviceTypeIds: Type.Optional(Type.String({ description: 'Comma-separated device type ids' })),
   names: Type.Optional(Type.String({ description: 'Comma-separated command or notification names' })),
-  returnCommands: Type.Optional(Type.String({ description: 'true or false' })),
-  returnUpdatedCommands: Type.Optional(Type.String({ description: 'true or false' })),
-  returnNotifications: Type.Optional(Type.String({ description: 'true or false' }))
+  returnCommands: Type.Optional(Type.Boolean()),
+  returnUpdatedCommands: Type.Optional(Type.Boolean()),
+  returnNotifications: Type.Optional(Type.Boolean())
 }
 
 const Registration = Type.Object({
@@ -49,7 +49,7 @@ const Registration = Type.Object({
   topicName: Type.String()
 })
 
-/** Registered from routes/index.ts; `proxyEndpoint` comes from the shared WebSocket URL helper. */
+/** Registered from routes/index.ts; `proxyEndpoint` comes from the shared URL helper (plugin proxy P1). */
 export function pluginRoutes (app: App, hub: DeviceHub): void {
   app.get('/plugin', {
     config: { action: Action.ManagePlugin },
@@ -91,7 +91,7 @@ export function pluginRoutes (app: App, hub: DeviceHub): void {
     const registration = await hub.plugins.create(request.principal, {
       query: request.query,
       body: request.body,
-      proxyEndpoint: webSocketServerUrl(app, request)
+      proxyEndpoint: pluginProxyUrl(app, request)
     })
     return reply.code(201).send(registration)
   })

@@ -2,12 +2,15 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { ACTIONS_MESSAGE } from '../../core/auth/auth-service.js'
 import { badRequest, Messages } from '../../core/errors.js'
 import { errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
 
 const TokenPair = Type.Object({ accessToken: Type.String(), refreshToken: Type.String() })
 const IdList = Type.Union([Type.Array(Type.Union([Type.String(), Type.Integer()])), Type.Null()])
+/** Items are checked by the service, with the contract's message; a single name is a list of one (R12). */
+const ActionList = Type.Union([Type.Array(Type.Unknown()), Type.Null()])
 const TimestampInput = Type.Union([Type.String(), Type.Integer(), Type.Null()])
 
 export function tokenRoutes (app: App, hub: DeviceHub): void {
@@ -23,19 +26,19 @@ export function tokenRoutes (app: App, hub: DeviceHub): void {
     }
   }, async (request, reply) => {
     if (request.body === undefined) throw badRequest(Messages.objectIsNull)
-    const tokens = await hub.tokens.login(request.body.login, request.body.password)
+    const tokens = await hub.tokens.login(request.body.login, request.body.password, { address: request.ip })
     return reply.code(201).send(tokens)
   })
 
   app.post('/token/create', {
-    config: { action: Action.ManageToken },
+    config: { action: Action.ManageToken, validationMessages: { '/actions': ACTIONS_MESSAGE } },
     schema: {
       tags: ['token'],
       summary: 'Mint a token pair for a user (ManageToken)',
       security: [{ bearer: [] }],
       body: Type.Object({
         userId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-        actions: Type.Optional(Type.Unknown()),
+        actions: Type.Optional(ActionList),
         networkIds: Type.Optional(IdList),
         deviceTypeIds: Type.Optional(IdList),
         expiration: Type.Optional(TimestampInput),

@@ -2,7 +2,7 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses, ListPaging, Int32 } from '../schemas.js'
+import { Count, PathId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses, ListPaging, Int32 } from '../schemas.js'
 import type { App } from '../types.js'
 import { NamedEntityView, nullableInput } from './networks.js'
 
@@ -46,9 +46,9 @@ const Body = Type.Object({
   introReviewed: Type.Optional(NullableBoolean),
   allDeviceTypesAvailable: Type.Optional(NullableBoolean)
 })
-const IdParams = Type.Object({ id: IntegerId })
-const NetworkParams = Type.Object({ id: IntegerId, networkId: IntegerId })
-const DeviceTypeParams = Type.Object({ id: IntegerId, deviceTypeId: IntegerId })
+const IdParams = Type.Object({ id: PathId })
+const NetworkParams = Type.Object({ id: PathId, networkId: PathId })
+const DeviceTypeParams = Type.Object({ id: PathId, deviceTypeId: PathId })
 const NoContent = { 204: Type.Null(), ...errorResponses }
 
 export function userRoutes (app: App, hub: DeviceHub): void {

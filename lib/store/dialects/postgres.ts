@@ -110,7 +110,7 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
     connectionString: url,
     types,
     max: options.maxConnections ?? 10,
-    // Named, so operators tell the store's pool from the hub's LISTEN connection in pg_stat_activity.
+    // Named, so operators tell the store's pool from the doorbell's LISTEN connection in pg_stat_activity.
     application_name: 'devicehub'
   }
   if (options.schema !== undefined) config.options = `-c search_path=${options.schema}`
@@ -121,7 +121,10 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
   return pool
 }
 
-/** Loads `pg` on first use, with an actionable message when it is not installed. */
+/**
+ * Loads `pg` on first use, with an actionable message when it is not installed.
+ * @internal Not in the published declarations: `pg` is an optional peer, so its types must not leak.
+ */
 export async function loadPg (): Promise<typeof PgModule> {
   try {
     return await import('pg')

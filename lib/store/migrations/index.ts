@@ -6,6 +6,9 @@ import type { ColumnDataType, ColumnDefinitionBuilder, Kysely, Migration, Migrat
 import { Migrator } from 'kysely'
 import { initialMigration } from './0001-initial.js'
 import { messageClockMigration } from './0002-message-clock.js'
+import { securityMigration } from './0003-security.js'
+import { messageStampsMigration } from './0004-message-stamps.js'
+import { presenceMigration } from './0005-presence.js'
 
 /** What a migration may vary by dialect: only how an identity primary key is declared. */
 export interface MigrationDialect {
@@ -28,7 +31,10 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
     async getMigrations (): Promise<Record<string, Migration>> {
       return {
         '0001-initial': initialMigration(dialect),
-        '0002-message-clock': messageClockMigration()
+        '0002-message-clock': messageClockMigration(),
+        '0003-security': securityMigration(dialect),
+        '0004-message-stamps': messageStampsMigration(),
+        '0005-presence': presenceMigration()
       }
     }
   }

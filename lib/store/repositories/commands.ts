@@ -1,12 +1,18 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandRecord, CommandRepository } from '../../core/commands/command-ports.js'
-import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
+import type { CommandRecord, CommandRepository, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
+import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
-import { inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
+import { createWriteCombiner } from '../write-combiner.js'
+import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
+import type { CommandUpdate } from './pg-message-writes.js'
+import { pgInsertCommands, pgUpdateCommands } from './pg-message-writes.js'
 
-interface CommandRow {
+/** Largest batch one statement writes (concurrent writes combined on PostgreSQL). */
+const MAX_BATCH = 200
+
+export interface CommandRow {
   id: number
   command: string
   device_id: string
@@ -20,6 +26,7 @@ interface CommandRow {
   timestamp: number
   last_updated: number
   is_updated: number
+  clock_ts: number | null
 }
 
 export function toCommandRecord (row: CommandRow): CommandRecord {
@@ -31,18 +38,47 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
     deviceTypeId: Number(row.device_type_id),
     userId: row.user_id === null ? null : Number(row.user_id),
     parameters: decodeJson(row.parameters),
-    lifetime: row.lifetime === null ? null : Number(row.lifetime),
+    lifetime: decodeNullableInt(row.lifetime),
     status: row.status,
     result: decodeJson(row.result),
     timestamp: Number(row.timestamp),
     lastUpdated: Number(row.last_updated),
-    isUpdated: decodeBool(row.is_updated)
+    isUpdated: decodeBool(row.is_updated),
+    stamp: Number(row.clock_ts ?? row.timestamp)
   }
 }
 
-export function createCommandRepository (db: Kysely<Database>): CommandRepository {
+interface Pending<T> {
+  value: T
+  now: number
+  ring: StoreRing | undefined
+}
+
+const sameRing = <T>(batch: ReadonlyArray<Pending<T>>, item: Pending<T>): boolean => batch[0]!.ring?.channel === item.ring?.channel
+const latest = <T>(batch: ReadonlyArray<Pending<T>>): number => Math.max(...batch.map((p) => p.now))
+
+/**
+ * On PostgreSQL (`dialect === 'postgres'`) every write is one statement with the clock step and
+ * the ring (pg-message-writes.ts); outside a transaction concurrent writes are combined.
+ */
+export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite' | 'postgres' = 'sqlite'): CommandRepository {
+  const postgres = dialect === 'postgres'
+  const combine = postgres && !db.isTransaction
+  const inserts = combine
+    ? createWriteCombiner<Pending<NewCommand>, CommandRecord>(
+      (batch) => pgInsertCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+      { maxBatch: MAX_BATCH, canJoin: sameRing })
+    : undefined
+  const updates = combine
+    ? createWriteCombiner<Pending<CommandUpdate>, CommandRecord | undefined>(
+      (batch) => pgUpdateCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+      // One statement updates a row once: a second update of the same command waits for the next batch.
+      { maxBatch: MAX_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
+    : undefined
   return {
-    async insert (c, now) {
+    async insert (c, now, ring) {
+      if (inserts !== undefined) return inserts.write({ value: c, now, ring })
+      if (postgres) return (await pgInsertCommands(db, [c], now, ring))[0]!
       return inTransaction(db, async (trx) => {
         // The clock first: its row lock orders concurrent writers (R9).
         const assigned = await nextMessageTimestamp(trx, now)
@@ -60,15 +96,20 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
           timestamp,
           last_updated: timestamp,
           is_updated: encodeBool(false),
-          stored_at: now
+          clock_ts: assigned,
+          stored_at: now,
+          device_key: currentDeviceKey(c.deviceId)
         }).returningAll().executeTakeFirstOrThrow()
         return toCommandRecord(row)
       })
     },
 
-    async update (deviceId, id, patch, now) {
+    async update (deviceId, id, patch, now, ring) {
+      if (updates !== undefined) return updates.write({ value: { deviceId, id, patch }, now, ring })
+      if (postgres) return (await pgUpdateCommands(db, [{ deviceId, id, patch }], now, ring))[0]
       return inTransaction(db, async (trx) => {
-        const existing = await trx.selectFrom('commands').select('id').where('id', '=', id).where('device_id', '=', deviceId).executeTakeFirst()
+        const existing = await trx.selectFrom('commands').select('id').where('id', '=', id).where('device_id', '=', deviceId)
+          .where('device_key', '=', currentDeviceKey(deviceId)).executeTakeFirst()
         if (existing === undefined) return undefined
         const lastUpdated = await nextMessageTimestamp(trx, now)
         const row = await messaging(trx).updateTable('commands').set({
@@ -83,13 +124,19 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
     },
 
     async findById (id) {
-      const row = await db.selectFrom('commands').selectAll().where('id', '=', id).executeTakeFirst()
+      const row = await messaging(db).selectFrom('commands').selectAll().where('id', '=', id).executeTakeFirst()
+      return row === undefined ? undefined : toCommandRecord(row)
+    },
+
+    async findForDevice (deviceId, id) {
+      const row = await messaging(db).selectFrom('commands').selectAll().where('id', '=', id).where('device_id', '=', deviceId)
+        .where('device_key', '=', currentDeviceKey(deviceId)).executeTakeFirst()
       return row === undefined ? undefined : toCommandRecord(row)
     },
 
     async query (filter) {
       const names = filter.command === undefined ? undefined : [filter.command]
-      let query = db.selectFrom('commands').selectAll().where(selectorWhere({ ...filter, names }, 'command'))
+      let query = messaging(db).selectFrom('commands').selectAll().where(selectorWhere({ ...filter, names }, 'command'))
       if (filter.start !== undefined) query = query.where('timestamp', '>=', filter.start)
       if (filter.end !== undefined) query = query.where('timestamp', '<=', filter.end)
       if (filter.status !== undefined) query = query.where(sql`lower(status)`, '=', filter.status.toLowerCase())
@@ -104,8 +151,10 @@ export function createCommandRepository (db: Kysely<Database>): CommandRepositor
 
     async backlog (q) {
       if (q.limit <= 0) return []
-      const column = q.updated ? 'last_updated' : 'timestamp'
-      let query = db.selectFrom('commands').selectAll()
+      // Inserts by the server's stamp, never a client-given timestamp (issue #16); lastUpdated
+      // is always the server's.
+      const column = q.updated ? 'last_updated' : 'clock_ts'
+      let query = messaging(db).selectFrom('commands').selectAll()
         .where(selectorWhere(q, 'command'))
         .where(column, '>', q.after)
       if (q.updated) query = query.where('is_updated', '=', encodeBool(true))

@@ -1,9 +1,11 @@
-import type { Kysely, SelectQueryBuilder, Updateable } from 'kysely'
+import type { ExpressionBuilder, Kysely, SelectQueryBuilder, Updateable } from 'kysely'
 import type { DeviceFilter, DevicePatch, DeviceRecord, DeviceRepository } from '../../core/devices/device-ports.js'
 import type { DataScope } from '../../core/ports.js'
 import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
 import type { Database, DevicesTable } from '../database.js'
 import { applyPage } from '../paging.js'
+import { inTransaction } from './message-clock.js'
+import { queuePurge } from './purges.js'
 
 export function toDeviceRecord (row: { device_id: string, name: string, data: string | null, network_id: number, device_type_id: number, is_blocked: number }): DeviceRecord {
   return {
@@ -42,6 +44,12 @@ function filtered<O> (query: SelectQueryBuilder<Database, 'devices', O>, scope: 
   if (deviceTypeName !== undefined) {
     query = query.where('device_type_id', 'in', (eb) => eb.selectFrom('device_types').select('device_types.id').where('device_types.name', '=', deviceTypeName))
   }
+  const presence = filter.presence
+  if (presence !== undefined) {
+    const fresh = (eb: ExpressionBuilder<Database, 'devices'>) => eb.selectFrom('device_presence').select('device_presence.device_id')
+      .where('device_presence.last_seen', '>=', presence.since)
+    query = query.where('device_id', presence.online ? 'in' : 'not in', fresh)
+  }
   return query
 }
 
@@ -72,8 +80,11 @@ export function createDeviceRepository (db: Kysely<Database>): DeviceRepository 
       return result.numUpdatedRows > 0n
     },
     async delete (id) {
-      const result = await db.deleteFrom('devices').where('device_id', '=', id).executeTakeFirst()
-      return result.numDeletedRows > 0n
+      return inTransaction(db, async (trx) => {
+        await queuePurge(trx, (eb) => eb('device_id', '=', id))
+        const result = await trx.deleteFrom('devices').where('device_id', '=', id).executeTakeFirst()
+        return result.numDeletedRows > 0n
+      })
     },
     async list (scope, filter) {
       const order = filter.sortOrder === 'DESC' ? 'desc' : 'asc'

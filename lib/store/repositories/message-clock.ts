@@ -14,10 +14,10 @@ export interface MessageClockTable {
   last_ts: number
 }
 
-/** The store's tables plus what migration 0002 adds (kept here: only messaging uses it). */
+/** The store's tables plus what migrations 0002 and 0004 add (kept here: only messaging uses it). */
 export type MessagingDatabase = Omit<Database, 'commands' | 'notifications'> & {
-  commands: Database['commands'] & { stored_at: number | null }
-  notifications: Database['notifications'] & { stored_at: number | null }
+  commands: Database['commands'] & { stored_at: number | null, clock_ts: number | null }
+  notifications: Database['notifications'] & { stored_at: number | null, clock_ts: number | null }
   message_clock: MessageClockTable
 }
 
@@ -74,13 +74,37 @@ export function selectorWhere (selector: MessageSelector, nameColumn: 'command' 
   const inList = (column: string, values: ReadonlyArray<string | number>, empty: string | number): RawBuilder<unknown> =>
     sql`${sql.ref(column)} in (${sql.join(values.length === 0 ? [empty] : [...values])})`
   const { scope } = selector
-  if (selector.deviceIds !== undefined) conditions.push(inList('device_id', selector.deviceIds, ''))
+  if (selector.deviceIds !== undefined) {
+    conditions.push(inList('device_id', selector.deviceIds, ''))
+    // Only the history of the devices that have these ids now, never of deleted namesakes (#16).
+    conditions.push(sql`device_key in (select d.id from devices d where ${inList('d.device_id', selector.deviceIds, '')})`)
+  }
   if (scope.networkIds !== 'all') conditions.push(inList('network_id', scope.networkIds, -1))
   if (scope.deviceTypeIds !== 'all') conditions.push(inList('device_type_id', scope.deviceTypeIds, -1))
   if (selector.names !== undefined) conditions.push(inList(nameColumn, selector.names, ''))
   else if (nameColumn === 'notification' && options.excludeSystem) conditions.push(sql`${sql.ref(nameColumn)} not in (${sql.join([...SYSTEM_NOTIFICATIONS])})`)
   if (conditions.length === 0) return sql<SqlBool>`1 = 1`
   return sql<SqlBool>`${sql.join(conditions, sql` and `)}`
+}
+
+/** The current device's key for `device_id` (null when no such device: matches nothing). */
+export function currentDeviceKey (deviceId: string): RawBuilder<number | null> {
+  return sql<number | null>`(select d.id from devices d where d.device_id = ${deviceId})`
+}
+
+/**
+ * Deletes up to `batch` rows of a deleted device's history (`device_key` = its key, or rows
+ * without a key: written for a device gone before migration 0003). Never touches a row of a
+ * live device with the same id: those carry that device's own, never-reused key.
+ */
+export async function purgeDeviceHistory (db: Kysely<Database>, table: 'commands' | 'notifications', deviceId: string, deviceKey: number | null, batch: number): Promise<number> {
+  const ids = await db.selectFrom(table).select('id')
+    .where('device_id', '=', deviceId)
+    .where((eb) => deviceKey === null ? eb('device_key', 'is', null) : eb.or([eb('device_key', '=', deviceKey), eb('device_key', 'is', null)]))
+    .orderBy('id').limit(batch).execute()
+  if (ids.length === 0) return 0
+  const result = await db.deleteFrom(table).where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
 
 /**

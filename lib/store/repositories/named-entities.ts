@@ -3,6 +3,8 @@ import type { Kysely, SelectQueryBuilder } from 'kysely'
 import type { NetworkFilter, NetworkRecord, NetworkRepository } from '../../core/networks/network-ports.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
+import { inTransaction } from './message-clock.js'
+import { queuePurge } from './purges.js'
 
 type Table = 'networks' | 'device_types'
 
@@ -40,8 +42,12 @@ export function createNamedEntityRepository (db: Kysely<Database>, table: Table)
       return result.numUpdatedRows > 0n
     },
     async delete (id) {
-      const result = await db.deleteFrom(table).where('id', '=', id).executeTakeFirst()
-      return result.numDeletedRows > 0n
+      return inTransaction(db, async (trx) => {
+        // Its devices go by ON DELETE CASCADE: their histories are queued first.
+        await queuePurge(trx, (eb) => eb(table === 'networks' ? 'network_id' : 'device_type_id', '=', id))
+        const result = await trx.deleteFrom(table).where('id', '=', id).executeTakeFirst()
+        return result.numDeletedRows > 0n
+      })
     },
     async list (ids, filter) {
       const order = filter.sortOrder === 'DESC' ? 'desc' : 'asc'

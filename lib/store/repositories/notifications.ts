@@ -1,11 +1,28 @@
 import type { Kysely } from 'kysely'
-import type { NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
+import type { NewNotification, NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
+import type { StoreRing } from '../../core/commands/command-ports.js'
 import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
-import { inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
+import { createWriteCombiner } from '../write-combiner.js'
+import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
+import { pgInsertNotifications } from './pg-message-writes.js'
 
-export function toNotificationRecord (row: { id: number, notification: string, device_id: string, network_id: number | null, device_type_id: number | null, timestamp: number, parameters: string | null }): NotificationRecord {
+export interface NotificationRow {
+  id: number
+  notification: string
+  device_id: string
+  network_id: number | null
+  device_type_id: number | null
+  timestamp: number
+  parameters: string | null
+  clock_ts: number | null
+}
+
+/** Largest batch one statement writes (concurrent inserts combined on PostgreSQL). */
+const MAX_BATCH = 200
+
+export function toNotificationRecord (row: NotificationRow): NotificationRecord {
   return {
     id: Number(row.id),
     notification: row.notification,
@@ -13,13 +30,32 @@ export function toNotificationRecord (row: { id: number, notification: string, d
     networkId: row.network_id === null ? null : Number(row.network_id),
     deviceTypeId: row.device_type_id === null ? null : Number(row.device_type_id),
     timestamp: Number(row.timestamp),
-    parameters: decodeJson(row.parameters)
+    parameters: decodeJson(row.parameters),
+    stamp: Number(row.clock_ts ?? row.timestamp)
   }
 }
 
-export function createNotificationRepository (db: Kysely<Database>): NotificationRepository {
+interface PendingInsert {
+  input: NewNotification
+  now: number
+  ring: StoreRing | undefined
+}
+
+/**
+ * On PostgreSQL (`dialect === 'postgres'`) every write is one statement with the clock step and
+ * the ring (pg-message-writes.ts); outside a transaction concurrent single inserts are combined.
+ */
+export function createNotificationRepository (db: Kysely<Database>, dialect: 'sqlite' | 'postgres' = 'sqlite'): NotificationRepository {
+  const postgres = dialect === 'postgres'
+  const combined = postgres && !db.isTransaction
+    ? createWriteCombiner<PendingInsert, NotificationRecord>(
+      (batch) => pgInsertNotifications(db, batch.map((p) => p.input), Math.max(...batch.map((p) => p.now)), batch[0]!.ring),
+      { maxBatch: MAX_BATCH, canJoin: (batch, item) => batch[0]!.ring?.channel === item.ring?.channel })
+    : undefined
   return {
-    async insert (n, now = Date.now()) {
+    async insert (n, now = Date.now(), ring) {
+      if (combined !== undefined) return combined.write({ input: n, now, ring })
+      if (postgres) return (await pgInsertNotifications(db, [n], now, ring))[0]!
       return inTransaction(db, async (trx) => {
         // The clock first: its row lock orders concurrent writers (R9).
         const assigned = await nextMessageTimestamp(trx, now)
@@ -30,41 +66,54 @@ export function createNotificationRepository (db: Kysely<Database>): Notificatio
           device_type_id: n.deviceTypeId,
           parameters: encodeJson(n.parameters),
           timestamp: n.timestamp ?? assigned,
-          stored_at: now
+          clock_ts: assigned,
+          stored_at: now,
+          device_key: currentDeviceKey(n.deviceId)
         }).returningAll().executeTakeFirstOrThrow()
         return toNotificationRecord(row)
       })
     },
 
-    async insertMany (list, now) {
+    async insertMany (list, now, ring) {
       if (list.length === 0) return []
+      if (postgres) return pgInsertNotifications(db, list, now, ring)
       return inTransaction(db, async (trx) => {
-        // One clock step for the batch: the server-assigned stamps are last+1 .. last+n.
-        const assigned = list.filter((n) => n.timestamp === undefined).length
-        const last = assigned === 0 ? 0 : await nextMessageTimestamp(trx, now, assigned)
-        let next = last - assigned
-        const rows = await messaging(trx).insertInto('notifications').values(list.map((n) => ({
-          notification: n.notification,
-          device_id: n.deviceId,
-          network_id: n.networkId,
-          device_type_id: n.deviceTypeId,
-          parameters: encodeJson(n.parameters),
-          timestamp: n.timestamp ?? ++next,
-          stored_at: now
-        }))).returningAll().execute()
+        // One clock step for the batch: the stamps are last+1 .. last+n.
+        const last = await nextMessageTimestamp(trx, now, list.length)
+        let next = last - list.length
+        const rows = await messaging(trx).insertInto('notifications').values(list.map((n) => {
+          const stamp = ++next
+          return {
+            notification: n.notification,
+            device_id: n.deviceId,
+            network_id: n.networkId,
+            device_type_id: n.deviceTypeId,
+            parameters: encodeJson(n.parameters),
+            timestamp: n.timestamp ?? stamp,
+            clock_ts: stamp,
+            stored_at: now,
+            device_key: currentDeviceKey(n.deviceId)
+          }
+        })).returningAll().execute()
         // Identity values follow the VALUES order; RETURNING order is not promised.
         return rows.map(toNotificationRecord).sort((a, b) => a.id - b.id)
       })
     },
 
     async findById (id) {
-      const row = await db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst()
+      const row = await messaging(db).selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst()
+      return row === undefined ? undefined : toNotificationRecord(row)
+    },
+
+    async findForDevice (deviceId, id) {
+      const row = await messaging(db).selectFrom('notifications').selectAll().where('id', '=', id).where('device_id', '=', deviceId)
+        .where('device_key', '=', currentDeviceKey(deviceId)).executeTakeFirst()
       return row === undefined ? undefined : toNotificationRecord(row)
     },
 
     async query (filter) {
       const names = filter.notification === undefined ? undefined : [filter.notification]
-      let query = db.selectFrom('notifications').selectAll()
+      let query = messaging(db).selectFrom('notifications').selectAll()
         .where(selectorWhere({ ...filter, names }, 'notification', { excludeSystem: false }))
       if (filter.start !== undefined) query = query.where('timestamp', '>=', filter.start)
       if (filter.end !== undefined) query = query.where('timestamp', '<=', filter.end)
@@ -76,10 +125,11 @@ export function createNotificationRepository (db: Kysely<Database>): Notificatio
 
     async backlog (q) {
       if (q.limit <= 0) return []
-      const rows = await db.selectFrom('notifications').selectAll()
+      // By the server's stamp, never a client-given timestamp (issue #16).
+      const rows = await messaging(db).selectFrom('notifications').selectAll()
         .where(selectorWhere(q, 'notification'))
-        .where('timestamp', '>', q.after)
-        .orderBy('timestamp', 'asc').orderBy('id', 'asc')
+        .where('clock_ts', '>', q.after)
+        .orderBy('clock_ts', 'asc').orderBy('id', 'asc')
         .limit(q.limit)
         .execute()
       return rows.map(toNotificationRecord)

@@ -18,7 +18,8 @@ function toRecord (row: UserRow): UserRecord {
     lastLogin: row.last_login === null ? null : Number(row.last_login),
     data: decodeJson(row.data),
     introReviewed: decodeBool(row.intro_reviewed),
-    allDeviceTypesAvailable: decodeBool(row.all_device_types_available)
+    allDeviceTypesAvailable: decodeBool(row.all_device_types_available),
+    tokenVersion: Number(row.token_version ?? 0)
   }
 }
 
@@ -26,6 +27,7 @@ function toRow (patch: UserPatch): Updateable<UsersTable> {
   const row: Updateable<UsersTable> = {}
   if (patch.login !== undefined) row.login = patch.login
   if (patch.passwordHash !== undefined) row.password_hash = patch.passwordHash
+  else if (patch.passwordRehash !== undefined) row.password_hash = patch.passwordRehash
   if (patch.role !== undefined) row.role = patch.role
   if (patch.status !== undefined) row.status = patch.status
   if (patch.loginAttempts !== undefined) row.login_attempts = patch.loginAttempts
@@ -73,7 +75,18 @@ export function createUserRepository (db: Kysely<Database>): UserRepository {
       if (Object.keys(values).length === 0) {
         return (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
       }
-      const result = await db.updateTable('users').set(values).where('id', '=', id).executeTakeFirst()
+      const result = await db.updateTable('users').set((eb) => {
+        // SET sees the old row: the version moves only when role, status or password really change.
+        const changes = []
+        if (patch.role !== undefined) changes.push(eb('role', '<>', patch.role))
+        if (patch.status !== undefined) changes.push(eb('status', '<>', patch.status))
+        if (patch.passwordHash !== undefined) changes.push(eb('password_hash', '<>', patch.passwordHash))
+        if (changes.length === 0) return values
+        return {
+          ...values,
+          token_version: eb.case().when(eb.or(changes)).then(eb('token_version', '+', 1)).else(eb.ref('token_version')).end()
+        }
+      }).where('id', '=', id).executeTakeFirst()
       return result.numUpdatedRows > 0n
     },
     async delete (id) {
@@ -88,6 +101,11 @@ export function createUserRepository (db: Kysely<Database>): UserRepository {
     },
     async count (filter) {
       const row = await applyFilter(db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')), filter).executeTakeFirstOrThrow()
+      return Number(row.count)
+    },
+    async countActiveAdmins (exceptId) {
+      const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('role', '=', 0).where('status', '=', 0).where('id', '<>', exceptId).executeTakeFirstOrThrow()
       return Number(row.count)
     },
     async networkIds (userId) {

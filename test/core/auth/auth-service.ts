@@ -33,9 +33,11 @@ t.test('one token gets one shared principal until what it is built from changes'
   await h.store.users.update(user.id, { status: UserStatus.LockedOut })
   await t.rejects(h.hub.tokens.authenticate(accessToken), { code: 'UNAUTHENTICATED', message: 'Unauthorized' }, 'a locked user is refused at once')
   await h.store.users.update(user.id, { status: UserStatus.Active })
-  t.ok(await h.hub.tokens.authenticate(accessToken))
+  await t.rejects(h.hub.tokens.authenticate(accessToken), { code: 'UNAUTHENTICATED' }, 'a status change revoked the token for good')
+  const fresh = await h.hub.tokens.issueForUser(user.id)
+  t.ok(await h.hub.tokens.authenticate(fresh.accessToken))
   await h.store.users.delete(user.id)
-  await t.rejects(h.hub.tokens.authenticate(accessToken), { code: 'UNAUTHENTICATED' }, 'a deleted user is refused at once')
+  await t.rejects(h.hub.tokens.authenticate(fresh.accessToken), { code: 'UNAUTHENTICATED' }, 'a deleted user is refused at once')
 })
 
 t.test('a deleted network leaves the scope of a remembered principal at once (cascade)', async (t) => {

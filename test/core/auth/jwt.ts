@@ -76,3 +76,9 @@ t.test('a verified token is remembered: the same frozen payload, and a tampered 
   t.not(jwt.decode(ADMIN), first, 'the memory is bounded (cleared when full)')
   t.same(jwt.decode(ADMIN), first)
 })
+
+t.test('the token version claim v (issue #16): kept when positive, left out at 0, anything else refused', async (t) => {
+  t.same(parsePayload({ u: 1, a: [0], n: null, dt: null, e: 1, t: 1, v: 3 }), { u: 1, a: [0], n: null, dt: null, e: 1, t: 1, v: 3 })
+  t.same(parsePayload({ u: 1, a: [0], n: null, dt: null, e: 1, t: 1, v: 0 }), { u: 1, a: [0], n: null, dt: null, e: 1, t: 1 })
+  for (const v of [-1, 1.5, '2', {}]) t.equal(parsePayload({ u: 1, a: [0], n: null, dt: null, e: 1, t: 1, v }), undefined, JSON.stringify(v))
+})

@@ -5,7 +5,7 @@ import { Action, ALL_ACTIONS, CLIENT_ACTIONS, expandActions, parseAction } from 
 import type { UserRecord } from '../../../lib/core/users/user-ports.js'
 
 const user = (fields: Partial<UserRecord> = {}): UserRecord => ({
-  id: 5, login: 'someone', passwordHash: 'x', role: 1, status: 0, loginAttempts: 0, lastLogin: null, data: null, introReviewed: false, allDeviceTypesAvailable: false, ...fields
+  id: 5, login: 'someone', passwordHash: 'x', role: 1, status: 0, loginAttempts: 0, lastLogin: null, data: null, introReviewed: false, allDeviceTypesAvailable: false, tokenVersion: 0, ...fields
 })
 const token = (fields: object = {}) => ({ u: 5, a: [0], n: ['*'], dt: ['*'], e: 1, t: 1 as const, ...fields })
 

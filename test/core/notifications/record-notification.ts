@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
 import { recordNotification } from '../../../lib/core/notifications/record-notification.js'
-import type { HubEvent } from '../../../lib/core/realtime/hub.js'
+import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
 import { openTestStore } from '../../fixtures/store.js'
 
 t.test('concurrent inserts are group-committed with strictly increasing timestamps, ids and doorbells in order', async (t) => {
@@ -9,9 +9,9 @@ t.test('concurrent inserts are group-committed with strictly increasing timestam
   const now = Date.UTC(2024, 0, 1)
   const hub = await createDeviceHub({ store, admin: { password: 'record-pass-1' }, clock: { now: () => now } })
   t.teardown(() => hub.close())
-  const ctx = { store: hub.store, hub: hub.hub, clock: hub.clock }
-  const events: HubEvent[] = []
-  const off = hub.hub.subscribe((e) => { events.push(e) })
+  const ctx = { store: hub.store, doorbell: hub.doorbell, clock: hub.clock }
+  const events: DoorbellEvent[] = []
+  const off = hub.doorbell.subscribe((e) => { events.push(e) })
   const base = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
   const rows = await Promise.all(Array.from({ length: 300 }, (_, i) =>
     recordNotification(ctx, { ...base, notification: `n${i}`, ...(i % 50 === 7 ? { timestamp: 1000 + i } : {}) })))
@@ -21,21 +21,25 @@ t.test('concurrent inserts are group-committed with strictly increasing timestam
   for (let i = 1; i < server.length; i++) {
     if (!(server[i]!.timestamp > server[i - 1]!.timestamp && server[i]!.id > server[i - 1]!.id)) t.fail(`not increasing at ${i}`)
   }
-  t.equal(server[0]!.timestamp, now, 'a fixed clock still gives distinct stamps: now, now+1, ...')
-  t.equal(server[server.length - 1]!.timestamp, now + server.length - 1)
+  // Every row, client-stamped or not, takes one stamp of the clock (the cursor, issue #16).
+  for (let i = 1; i < rows.length; i++) {
+    if (!(rows[i]!.stamp > rows[i - 1]!.stamp && rows[i]!.id > rows[i - 1]!.id)) t.fail(`stamps not increasing at ${i}`)
+  }
+  t.same([rows[0]!.stamp, rows[rows.length - 1]!.stamp], [now, now + rows.length - 1], 'a fixed clock still gives distinct stamps: now, now+1, ...')
+  t.ok(server.every((r) => r.timestamp === r.stamp), 'a server timestamp is the stamp')
   t.same(rows.filter((_, i) => i % 50 === 7).map((r) => r.timestamp), [1007, 1057, 1107, 1157, 1207, 1257], 'client timestamps stored as given')
   t.same(events.map((e) => e.id), rows.map((r) => r.id).sort((a, b) => a - b), 'one doorbell per row, in commit order')
   const next = await store.notifications.insert({ ...base, notification: 'after' }, now)
-  t.equal(next.timestamp, now + server.length, 'the clock continues after the batch')
+  t.equal(next.timestamp, now + rows.length, 'the clock continues after the batch')
 })
 
 t.test('inside a caller\'s transaction the row and its doorbell follow that transaction', async (t) => {
   const store = await openTestStore(t)
   const hub = await createDeviceHub({ store, admin: { password: 'record-pass-1' } })
   t.teardown(() => hub.close())
-  const ctx = { store: hub.store, hub: hub.hub, clock: hub.clock }
-  const events: HubEvent[] = []
-  hub.hub.subscribe((e) => { events.push(e) })
+  const ctx = { store: hub.store, doorbell: hub.doorbell, clock: hub.clock }
+  const events: DoorbellEvent[] = []
+  hub.doorbell.subscribe((e) => { events.push(e) })
   await store.transaction(async (tx) => {
     await recordNotification(ctx, { notification: '$device-add', deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }, tx)
     throw new Error('registration failed')

@@ -13,12 +13,13 @@ t.test('buildPluginFilter builds <kinds>/<networkIds>/<deviceTypeIds>/<deviceId>
   })
   t.equal(buildPluginFilter({ returnNotifications: 'false' }).filter, 'command,command_update/*/*/*/*')
   t.equal(buildPluginFilter({ returnNotifications: 'false' }).given, true)
+  t.equal(buildPluginFilter({ returnCommands: 'TRUE', returnNotifications: false }).filter, 'command/*/*/*/*', 'R12: any letter case, or a boolean')
 })
 
 t.test('buildPluginFilter rejects malformed parameters with 400', async (t) => {
   const cases: Array<[Parameters<typeof buildPluginFilter>[0], string]> = [
     [{ returnCommands: 'false', returnUpdatedCommands: 'false', returnNotifications: 'false' }, NO_RETURN_FLAG_MESSAGE],
-    [{ returnCommands: 'True' }, 'Invalid request parameters'],
+    [{ returnCommands: 'yes' }, 'Invalid request parameters'],
     [{ returnCommands: '' }, 'Invalid request parameters'],
     [{ networkIds: '1;2' }, 'Invalid request parameters'],
     [{ networkIds: ',' }, 'Invalid request parameters'],

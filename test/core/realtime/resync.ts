@@ -1,15 +1,16 @@
 /**
- * A `resync` (the hub reconnected and may have lost doorbells) makes every parked poll read the
+ * A `resync` (the doorbell reconnected and may have lost doorbells) makes every parked poll read the
  * store again from its own cursor: items written without a doorbell are still delivered.
  */
 import t from 'tap'
-import type { MemoryHub } from '../../../lib/core/realtime/memory-hub.js'
-import { RESYNC_EVENT } from '../../../lib/hubs/postgres-hub.js'
+import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
+import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import { RESYNC_EVENT } from '../../../lib/doorbells/postgres-doorbell.js'
 import type { TestApp } from '../../fixtures/app.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
 
-const hubOf = (h: TestApp): MemoryHub => h.hub.hub as MemoryHub
+const doorbellOf = (h: TestApp): MemoryDoorbell => h.hub.doorbell as MemoryDoorbell
 
 t.test('parked polls answer a resync with what was written without a doorbell', async (t) => {
   const h = await createTestApp(t)
@@ -23,10 +24,10 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   const updatePoll = track(h.request('GET', '/device/command/poll', { query: { returnUpdatedCommands: true, waitTimeout: 30 } }))
   const updateWait = track(h.request('GET', `/device/${device}/command/${waited}/poll`, { query: { waitTimeout: 30 } }))
   const quiet = track(h.request('GET', `/device/${other}/notification/poll`, { query: { waitTimeout: 1 } }))
-  await eventually(() => hubOf(h).size === 5)
+  await eventually(() => dispatcherFor(h.hub.doorbell).size === 5)
   await sleep(50)
 
-  // Straight into the store: no doorbell rings, as if the hub had lost it.
+  // Straight into the store: no doorbell rings, as if the doorbell had lost it.
   const now = Date.now() + 5
   const notification = await h.store.notifications.insert({ notification: 'silent', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: { a: 1 } }, now)
   const command = await h.store.commands.insert({ command: 'silent', deviceId: device, networkId: 1, deviceTypeId: 1, userId: 1, parameters: null, lifetime: null, status: null, result: null }, now)
@@ -34,7 +35,7 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   await sleep(100)
   t.equal(settled, 0, 'without a doorbell nobody wakes')
 
-  await hubOf(h).publish(RESYNC_EVENT)
+  await doorbellOf(h).publish(RESYNC_EVENT)
   const [n, c, u, w] = await Promise.all([notificationPoll, commandPoll, updatePoll, updateWait])
   t.same(n.body.map((x: { id: number, notification: string }) => [x.id, x.notification]), [[notification.id, 'silent']])
   t.same(c.body.map((x: { id: number, command: string }) => [x.id, x.command]), [[command.id, 'silent']])
@@ -43,5 +44,6 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   t.same([w.body.id, w.body.status], [waited, 'Done'])
   t.equal(settled, 4, 'a poll with nothing new keeps waiting')
   t.same((await quiet).body, [], 'and times out as usual')
-  t.equal(hubOf(h).size, 0, 'no listener left behind')
+  t.equal(dispatcherFor(h.hub.doorbell).size, 0, 'no listener left behind')
+  t.equal(doorbellOf(h).size, 0, 'the routing index left the doorbell')
 })

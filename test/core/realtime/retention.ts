@@ -9,8 +9,8 @@ const DAY = 86_400_000
 t.test('prunes commands and notifications older than the retention, in batches', async (t) => {
   const store = await openTestStore(t)
   let now = Date.UTC(2024, 0, 31)
-  const hub = await createDeviceHub({ store, admin: { password: 'retention-pass-1' }, clock: { now: () => now }, retentionMs: 30 * DAY })
-  t.teardown(() => hub.close())
+  const doorbell = await createDeviceHub({ store, admin: { password: 'retention-pass-1' }, clock: { now: () => now }, retentionMs: 30 * DAY })
+  t.teardown(() => doorbell.close())
   await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   const base = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
   const longAgo = Date.UTC(2023, 11, 1)
@@ -29,7 +29,7 @@ t.test('prunes commands and notifications older than the retention, in batches',
   t.equal(await store.commands.findById(oldCommand.id), undefined)
   t.ok(await store.commands.findById(touched.id), 'kept: its last update is recent')
   now += 40 * DAY
-  t.equal(await hub.retention.pruneOnce(), 3, 'the hub\'s own pruner uses the configured retention')
+  t.equal(await doorbell.retention.pruneOnce(), 3, 'the doorbell\'s own pruner uses the configured retention')
   t.equal(await pruner.pruneOnce(), 0)
   await pruner.stop()
 })

@@ -81,7 +81,12 @@ t.test('device type scope: allDeviceTypesAvailable and assignments', async (t) =
   t.same(await ids(some.accessToken), [a])
   t.same((await h.request('GET', '/devicetype/count', { token: some.accessToken })).body, { count: 1 })
   const hidden = await h.request('GET', `/devicetype/${b}`, { token: some.accessToken })
-  t.same([hidden.status, hidden.body], [404, { error: 404, message: `Device type with id = ${b} not found` }])
+  t.same([hidden.status, hidden.body], [403, { error: 403, message: 'Access is denied' }], 'D7: not in the token\'s dt')
+  const ghost = await h.request('GET', '/devicetype/999999', { token: some.accessToken })
+  t.same([ghost.status, ghost.body], [403, { error: 403, message: 'Access is denied' }], 'D7: a missing one alike')
+  const allTypes = r.token(some.user.id, [Action.GetDeviceType], ['*'], ['*'])
+  const unassigned = await h.request('GET', `/devicetype/${b}`, { token: allTypes })
+  t.same([unassigned.status, unassigned.body], [404, { error: 404, message: `Device type with id = ${b} not found` }], 'dt * but not assigned: 404')
   t.same((await h.request('GET', `/devicetype/${a}`, { token: some.accessToken })).body.devices.map((d: { id: string }) => d.id), ['dev-a'])
   // The flag overrides the token's dt (auth spec §4.1).
   const narrowed = r.token(all.user.id, [Action.GetDeviceType], ['*'], [String(a)])

@@ -17,8 +17,8 @@ t.test('register with only a name: defaults, exact view, $device-add', async (t)
   t.equal(put.status, 204)
   t.equal(put.text, '')
   const got = await h.request('GET', '/device/dev-1')
-  t.same([got.status, got.body], [200, { id: 'dev-1', name: 'First', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false }])
-  t.same(Object.keys(got.body), ['id', 'name', 'data', 'networkId', 'deviceTypeId', 'isBlocked'])
+  t.same([got.status, got.body], [200, { id: 'dev-1', name: 'First', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false, lastSeen: null, online: false }])
+  t.same(Object.keys(got.body), ['id', 'name', 'data', 'networkId', 'deviceTypeId', 'isBlocked', 'lastSeen', 'online'])
   t.same(await systemNotifications(h, 'dev-1'), [{
     notification: '$device-add',
     networkId: 1,
@@ -33,18 +33,18 @@ t.test('update rules and $device-update', async (t) => {
   const net = await r.network('Second')
   const type = await r.deviceType('Second type')
   await r.device('dev-2', { name: 'Two', data: { z: 1, a: 2 }, isBlocked: true })
-  t.same((await h.request('GET', '/device/dev-2')).body, { id: 'dev-2', name: 'Two', data: { z: 1, a: 2 }, networkId: 1, deviceTypeId: 1, isBlocked: true })
+  t.same((await h.request('GET', '/device/dev-2')).body, { id: 'dev-2', name: 'Two', data: { z: 1, a: 2 }, networkId: 1, deviceTypeId: 1, isBlocked: true, lastSeen: null, online: false })
   t.match((await h.request('GET', '/device/dev-2')).text, /"data":\{"z":1,"a":2\}/, 'key order kept')
 
   t.equal((await h.request('PUT', '/device/dev-2', { body: {} })).status, 204, '{} is a valid update')
-  t.same((await h.request('GET', '/device/dev-2')).body, { id: 'dev-2', name: 'Two', data: null, networkId: 1, deviceTypeId: 1, isBlocked: true }, 'absent data clears it, the rest is kept')
+  t.same((await h.request('GET', '/device/dev-2')).body, { id: 'dev-2', name: 'Two', data: null, networkId: 1, deviceTypeId: 1, isBlocked: true, lastSeen: null, online: false }, 'absent data clears it, the rest is kept')
 
   t.equal((await h.request('PUT', '/device/dev-2', { body: { name: null, networkId: null, deviceTypeId: null, isBlocked: null, data: { k: 'v' } } })).status, 204)
-  t.same((await h.request('GET', '/device/dev-2')).body, { id: 'dev-2', name: 'Two', data: { k: 'v' }, networkId: 1, deviceTypeId: 1, isBlocked: true }, 'nulls leave fields unchanged')
+  t.same((await h.request('GET', '/device/dev-2')).body, { id: 'dev-2', name: 'Two', data: { k: 'v' }, networkId: 1, deviceTypeId: 1, isBlocked: true, lastSeen: null, online: false }, 'nulls leave fields unchanged')
 
   t.equal((await h.request('PUT', '/device/dev-2', { body: { name: 'Renamed', networkId: String(net), deviceTypeId: type, isBlocked: false } })).status, 204)
   const moved = { id: 'dev-2', name: 'Renamed', data: null, networkId: net, deviceTypeId: type, isBlocked: false }
-  t.same((await h.request('GET', '/device/dev-2')).body, moved, 'quoted numbers accepted')
+  t.same((await h.request('GET', '/device/dev-2')).body, { ...moved, lastSeen: null, online: false }, 'quoted numbers accepted')
   const notes = await systemNotifications(h, 'dev-2')
   t.same(notes.map((n) => (n as { notification: string }).notification), ['$device-add', '$device-update', '$device-update', '$device-update'])
   t.same(notes[3], { notification: '$device-update', networkId: net, deviceTypeId: type, parameters: moved })
@@ -98,11 +98,11 @@ t.test('network and device type resolution for clients', async (t) => {
   const token = client.accessToken
 
   t.equal((await h.request('PUT', '/device/client-dev', { token, body: { name: 'c' } })).status, 204)
-  t.same((await h.request('GET', '/device/client-dev', { token })).body, { id: 'client-dev', name: 'c', data: null, networkId: net2, deviceTypeId: 1, isBlocked: false }, 'default network is the lowest assigned id')
+  t.same((await h.request('GET', '/device/client-dev', { token })).body, { id: 'client-dev', name: 'c', data: null, networkId: net2, deviceTypeId: 1, isBlocked: false, lastSeen: null, online: false }, 'default network is the lowest assigned id')
 
   const cases: Array<[string, string, unknown, number, string]> = [
     ['other-net', token, { name: 'x', networkId: 1 }, 403, 'No access to network!'],
-    ['other-dev', token, { name: 'x', networkId: 999999 }, 403, 'No access to network!'],
+    ['other-dev', token, { name: 'x', networkId: 999999 }, 400, 'Invalid request parameters'],
     ['in-net3', (await h.createUser({ networkIds: [net2] })).accessToken, { name: 'x', networkId: net2 }, 403, 'No access to device'],
     ['nobody-dev', (await h.createUser({})).accessToken, { name: 'x' }, 403, 'No access to network!'],
     ['no-types', (await h.createUser({ networkIds: [net2], allDeviceTypesAvailable: false })).accessToken, { name: 'x' }, 403, 'No access to device type!'],
@@ -118,10 +118,46 @@ t.test('network and device type resolution for clients', async (t) => {
   t.equal((await h.request('PUT', '/device/typed', { token: typed.accessToken, body: { name: 't' } })).status, 204)
   t.equal((await h.request('GET', '/device/typed')).body.deviceTypeId, type2, 'default type is the lowest allowed')
 
-  // A narrowed token: the default network is the lowest assigned one the token allows.
+  // D7: registration reads the user's own assignments, never the token's lists.
   const narrowed = r.token(client.user.id, [Action.RegisterDevice, Action.GetDevice], [String(net3)], ['*'])
   t.equal((await h.request('PUT', '/device/narrow', { token: narrowed, body: { name: 'n' } })).status, 204)
-  t.equal((await h.request('GET', '/device/narrow')).body.networkId, net3)
+  t.equal((await h.request('GET', '/device/narrow')).body.networkId, net2, 'default network: the lowest the user is assigned to')
+})
+
+t.test('D7: registration is authorised by RegisterDevice and the user\'s own assignments', async (t) => {
+  const h = await createTestApp(t)
+  const r = registry(h)
+  const net5 = await r.network('N5')
+  const net6 = await r.network('N6')
+  const type2 = await r.deviceType('T2')
+  await r.device('in-6', { networkId: net6 })
+  const client = await h.createUser({ networkIds: [net5], allDeviceTypesAvailable: false, deviceTypeIds: [1] })
+  // A token minted without networkIds (n: null) but with RegisterDevice, as /token/create does.
+  const bare = h.sign({ u: client.user.id, a: [Action.RegisterDevice], n: null, dt: null, e: Date.now() + 60_000, t: 1 })
+  t.equal((await h.request('PUT', '/device/new-1', { token: bare, body: { networkId: net5 } })).status, 400, 'a new device still needs a name')
+  t.equal((await h.request('PUT', '/device/new-1', { token: bare, body: { name: 'n', networkId: net5 } })).status, 204, 'registered in an assigned network')
+  t.same((await h.request('GET', '/device/new-1')).body, { id: 'new-1', name: 'n', data: null, networkId: net5, deviceTypeId: 1, isBlocked: false, lastSeen: null, online: false })
+  t.equal((await h.request('PUT', '/device/new-1', { token: bare, body: { networkId: net5 } })).status, 204, 'an update needs no name')
+
+  // No extra access: the user's assignments bound everything the token's lists no longer do.
+  const refused: Array<[string, unknown, number, string]> = [
+    ['new-2', { name: 'x', networkId: net6 }, 403, 'No access to network!'],
+    ['new-2', { name: 'x', networkId: net5, deviceTypeId: type2 }, 403, 'No access to device type!'],
+    ['in-6', { name: 'x' }, 403, 'No access to device'],
+    ['in-6', { name: 'x', networkId: net5 }, 403, 'No access to device']
+  ]
+  for (const [id, body, status, message] of refused) {
+    const res = await h.request('PUT', `/device/${id}`, { token: bare, body })
+    t.same([res.status, res.body], [status, { error: status, message }], `PUT /device/${id} ${JSON.stringify(body)}`)
+  }
+  t.equal((await h.request('GET', '/device/new-2')).status, 404, 'nothing registered')
+  t.same((await h.request('GET', '/device/in-6')).body.networkId, net6, 'the foreign device did not move')
+  t.same((await h.request('GET', '/device/in-6')).body.name, 'in-6')
+  const noAction = h.sign({ u: client.user.id, a: [Action.GetDevice], n: ['*'], dt: ['*'], e: Date.now() + 60_000, t: 1 })
+  const res = await h.request('PUT', '/device/new-3', { token: noAction, body: { name: 'x', networkId: net5 } })
+  t.same([res.status, res.body], [403, { error: 403, message: 'Access is denied' }], 'RegisterDevice is still required')
+  // The token's lists still bound reads: the bare token sees no device at all.
+  t.same((await h.request('GET', '/device/new-1', { token: bare })).status, 403)
 })
 
 t.test('plugin tokens cannot register devices (401)', async (t) => {
@@ -177,7 +213,7 @@ t.test('list filters, sorting, paging and counts agree', async (t) => {
   t.same(await ids('?take=2&skip=1'), ['d2', 'd3'])
   t.same(await ids('?take=0'), [])
   const all = await h.request('GET', '/device')
-  t.same(all.body[0], { id: 'd1', name: 'Zeta', data: null, networkId: lab, deviceTypeId: 1, isBlocked: false }, 'list view')
+  t.same(all.body[0], { id: 'd1', name: 'Zeta', data: null, networkId: lab, deviceTypeId: 1, isBlocked: false, lastSeen: null, online: false }, 'list view')
   for (const bad of ['?sortField=id', '?sortField=bogus', '?take=-1', '?skip=-2', '?networkId=abc', '?take=1.5']) {
     const res = await h.request('GET', `/device${bad}`)
     t.same([res.status, res.body], [400, { error: 400, message: 'Invalid request parameters' }], bad)

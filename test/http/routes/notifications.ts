@@ -40,7 +40,8 @@ t.test('POST errors, in Java\'s check order', async (t) => {
   t.same((await post({ notification: 'n' }, undefined, 'no-such-device')).body, { error: 404, message: 'Device with such deviceId = no-such-device not found' })
   await h.store.networks.insert({ name: 'Other', description: null })
   const client = await h.createUser({ networkIds: [2] })
-  t.same((await post({ notification: 'n' }, client.accessToken)).body, { error: 404, message: `Device with such deviceId = ${device} not found` })
+  t.same((await post({ notification: 'n' }, client.accessToken)).body, { error: 403, message: 'Access is denied' }, 'D7: restricted token')
+  t.same((await post({ notification: 'n' }, client.accessToken, 'no-such-device')).body, { error: 403, message: 'Access is denied' }, 'D7: missing alike')
   t.same((await h.request('GET', `/device/${device}/notification`)).body, [])
   t.same((await h.request('PUT', `/device/${device}/notification/1`, { body: {} })).body, { error: 405, message: 'HTTP 405 Method Not Allowed' })
 })
@@ -50,7 +51,7 @@ t.test('GET /device/{id}/notification: newest first, $device-* included, filters
   const device = await addDevice(h)
   const other = await addDevice(h)
   const hub = h.hub
-  const system = await recordNotification({ store: hub.store, hub: hub.hub, clock: hub.clock }, { notification: '$device-add', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: { id: device }, timestamp: Date.UTC(2020, 0, 1, 9) })
+  const system = await recordNotification({ store: hub.store, doorbell: hub.doorbell, clock: hub.clock }, { notification: '$device-add', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: { id: device }, timestamp: Date.UTC(2020, 0, 1, 9) })
   const insert = async (notification: string, timestamp: string): Promise<number> =>
     (await h.request('POST', `/device/${device}/notification`, { body: { notification, timestamp } })).body.id
   const a = await insert('temp', '2020-01-01T10:00:00.000')

@@ -43,7 +43,7 @@ t.test('POST /plugin registers a CREATED plugin and returns its tokens and proxy
   t.equal(created.status, 201)
   t.same(Object.keys(created.body).sort(), ['accessToken', 'proxyEndpoint', 'refreshToken', 'topicName'])
   t.match(created.body.topicName, TOPIC)
-  t.equal(created.body.proxyEndpoint, 'ws://example.org:8080/api/websocket')
+  t.equal(created.body.proxyEndpoint, 'ws://example.org:8080/api/plugin/proxy')
   const access = h.hub.tokens.decode(created.body.accessToken)
   const refresh = h.hub.tokens.decode(created.body.refreshToken)
   t.same({ ...access, e: 0 }, { tpc: created.body.topicName, a: [16], e: 0, t: 1 })
@@ -67,7 +67,7 @@ t.test('POST /plugin registers a CREATED plugin and returns its tokens and proxy
   t.equal(JSON.stringify(list.body[0].parameters), '{"b":1,"a":[2]}')
 
   const https = await h.request('POST', '/plugin', { token: a.accessToken, headers: { host: 'dh.example', 'x-forwarded-proto': 'https' }, query: {}, body: { name: 'x' } })
-  t.equal(https.body.proxyEndpoint, 'wss://dh.example/api/websocket')
+  t.equal(https.body.proxyEndpoint, 'wss://dh.example/api/plugin/proxy')
   t.equal((await plugin(h, https.body.topicName)).filter, '*/*/*/*/*')
   t.equal((await plugin(h, https.body.topicName)).description, null)
 })
@@ -97,7 +97,7 @@ t.test('POST /plugin rejects bad input with 4xx and creates nothing', async (t) 
     [{ returnCommands: 'false', returnUpdatedCommands: 'false', returnNotifications: 'false' }, { name: 'p' }, 400, NO_FLAGS],
     [{ returnCommands: 'yes' }, { name: 'p' }, 400, 'Invalid request parameters'],
     [{ returnCommands: '1' }, { name: 'p' }, 400, 'Invalid request parameters'],
-    [{ returnNotifications: 'TRUE' }, { name: 'p' }, 400, 'Invalid request parameters'],
+    [{ returnNotifications: 'maybe' }, { name: 'p' }, 400, 'Invalid request parameters'],
     [{ networkIds: 'a,b' }, { name: 'p' }, 400, 'Invalid request parameters'],
     [{ networkIds: '1,,2' }, { name: 'p' }, 400, 'Invalid request parameters'],
     [{ networkIds: '1.5' }, { name: 'p' }, 400, 'Invalid request parameters'],
@@ -391,20 +391,24 @@ t.test('plugin tokens: a locked owner or a deleted plugin ends them', async (t) 
   t.same([locked.status, locked.body], [401, { error: 401, message: 'Unauthorized' }])
 })
 
-t.test('proxyEndpoint follows /info, including a configured WebSocket URL and another base path', async (t) => {
+t.test('proxyEndpoint is the plugin proxy beside /info\'s WebSocket URL; a configured URL and another base path', async (t) => {
   const h = await createTestApp(t)
-  const fixed = await buildServer({ hub: h.hub, closeHub: false, webSocketUrl: 'wss://push.example/ws' })
+  const fixed = await buildServer({ hub: h.hub, closeHub: false, webSocketUrl: 'wss://push.example/ws', pluginProxy: { url: 'wss://push.example/plugins' } })
   const other = await buildServer({ hub: h.hub, closeHub: false, basePath: '/dh/rest' })
   t.teardown(async () => {
     await fixed.close()
     await other.close()
   })
   const headers = { authorization: `Bearer ${h.adminToken}`, 'content-type': 'application/json', host: 'example.org' }
-  for (const [app, base, url] of [[fixed, '/api/rest', 'wss://push.example/ws'], [other, '/dh/rest', 'ws://example.org/dh/websocket']] as const) {
+  const cases = [
+    [fixed, '/api/rest', 'wss://push.example/ws', 'wss://push.example/plugins'],
+    [other, '/dh/rest', 'ws://example.org/dh/websocket', 'ws://example.org/dh/plugin/proxy']
+  ] as const
+  for (const [app, base, webSocket, proxy] of cases) {
     const info = await app.inject({ method: 'GET', url: `${base}/info`, headers: { host: 'example.org' } })
     const res = await app.inject({ method: 'POST', url: `${base}/plugin`, headers, payload: '{"name":"p"}' })
     t.equal(res.statusCode, 201)
-    t.equal(res.json().proxyEndpoint, url)
-    t.equal(info.json().webSocketServerUrl, url)
+    t.equal(res.json().proxyEndpoint, proxy)
+    t.equal(info.json().webSocketServerUrl, webSocket)
   }
 })

@@ -1,27 +1,32 @@
 import t from 'tap'
-import type { MemoryHub } from '../../../lib/core/realtime/memory-hub.js'
+import type { Dispatcher } from '../../../lib/core/realtime/dispatcher.js'
+import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
 import { recordNotification } from '../../../lib/core/notifications/record-notification.js'
 import type { TestApp } from '../../fixtures/app.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, call, eventually, listen, sleep } from '../../fixtures/messaging.js'
 
-const hubOf = (h: TestApp): MemoryHub => h.hub.hub as MemoryHub
+/** The doorbell's routing index: every parked waiter is registered there. */
+const doorbellOf = (h: TestApp): Dispatcher => dispatcherFor(h.hub.doorbell)
 
 /** Starts a request and waits until its waiter has subscribed to the hub. */
 async function parked<T> (h: TestApp, start: () => Promise<T>): Promise<{ result: Promise<T> }> {
-  const before = hubOf(h).size
+  const before = doorbellOf(h).size
   const result = start()
-  await eventually(() => hubOf(h).size > before)
+  await eventually(() => doorbellOf(h).size > before)
   await sleep(20) // let the backlog read finish: the item below must arrive as a live event
   return { result } // wrapped: an async function would otherwise wait for the answer itself
 }
 
 t.test('notification poll: backlog at once, oldest first; strict cursor; none without timestamp', async (t) => {
-  const h = await createTestApp(t)
+  // Cursors follow the server's clock (issue #16), so the items get their times from it.
+  let now = Date.UTC(2020, 0, 1, 10)
+  const h = await createTestApp(t, { clock: { now: () => now } })
   const device = await addDevice(h)
   const ids: number[] = []
-  for (const [i, ts] of ['2020-01-01T10:00:00.000', '2020-01-01T10:00:00.001', '2020-01-01T10:00:00.002'].entries()) {
-    ids.push((await h.request('POST', `/device/${device}/notification`, { body: { notification: `n${i}`, timestamp: ts, parameters: { i } } })).body.id)
+  for (const i of [0, 1, 2]) {
+    now = Date.UTC(2020, 0, 1, 10) + i
+    ids.push((await h.request('POST', `/device/${device}/notification`, { body: { notification: `n${i}`, parameters: { i } } })).body.id)
   }
   const res = await h.request('GET', `/device/${device}/notification/poll`, { query: { timestamp: String(Date.UTC(2019, 0, 1)) } })
   t.equal(res.status, 200)
@@ -32,7 +37,7 @@ t.test('notification poll: backlog at once, oldest first; strict cursor; none wi
   t.same(names.body.map((n: { id: number }) => n.id), [ids[0], ids[2]])
   const none = await h.request('GET', `/device/${device}/notification/poll`, { query: { waitTimeout: 0 } })
   t.same(none.body, [], 'no timestamp: cursor is now')
-  t.equal(hubOf(h).size, 0)
+  t.equal(doorbellOf(h).size, 0)
 })
 
 t.test('notification poll: the first matching live item, non-matching ones skipped; [] on timeout', async (t) => {
@@ -60,7 +65,7 @@ t.test('notification poll: the first matching live item, non-matching ones skipp
   t.equal(timedOut.status, 200)
   t.same(timedOut.body, [])
   t.ok(Date.now() - started >= 900, 'waited for the timeout')
-  t.equal(hubOf(h).size, 0, 'no listener left behind')
+  t.equal(doorbellOf(h).size, 0, 'no listener left behind')
 })
 
 t.test('poll parameters are validated with the contract\'s messages', async (t) => {
@@ -85,7 +90,7 @@ t.test('poll parameters are validated with the contract\'s messages', async (t) 
   t.same((await h.request('GET', '/device/notification/poll', { query: { deviceTypeIds: '3', waitTimeout: 0 } })).body, { error: 404, message: 'Device types with such deviceTypeIds wasn\'t found: {[3]}' })
 })
 
-t.test('scope: networks, device types and devices outside the caller\'s scope are not found (D7)', async (t) => {
+t.test('scope: named networks, device types and devices outside the caller\'s scope are refused by role (D7)', async (t) => {
   const h = await createTestApp(t)
   const network = await h.store.networks.insert({ name: 'Secret', description: null })
   const secret = await addDevice(h, undefined, { networkId: network })
@@ -95,10 +100,26 @@ t.test('scope: networks, device types and devices outside the caller\'s scope ar
   const old = String(Date.UTC(2000, 0, 1))
   await h.request('POST', `/device/${secret}/command`, { body: { command: 'c' } })
   const visible = (await h.request('POST', `/device/${mine}/command`, { body: { command: 'c' } })).body.id
-  t.same((await h.request('GET', '/device/command/poll', { token, query: { networkIds: String(network), waitTimeout: 0 } })).body, { error: 404, message: `Networks with such networkIds wasn't found: {[${network}]}` })
-  t.same((await h.request('GET', '/device/command/poll', { token, query: { deviceId: secret, waitTimeout: 0 } })).body, { error: 404, message: `Device with such deviceId = ${secret} not found` })
-  t.same((await h.request('GET', '/device/command/poll', { token, query: { deviceIds: `${mine},${secret}`, waitTimeout: 0 } })).body, { error: 404, message: `Device with such deviceId = ${secret} not found` })
-  t.same((await h.request('GET', `/device/${secret}/command/poll`, { token, query: { waitTimeout: 0 } })).body, { error: 404, message: `Device with such deviceId = ${secret} not found` })
+  const denied = { error: 403, message: 'Access is denied' }
+  // A client gets 403 for anything it cannot see, existing or not.
+  const queries: Array<Record<string, string>> = [{ networkIds: String(network) }, { networkIds: '999999' }, { deviceTypeIds: '999999' }, { deviceId: secret }, { deviceId: 'no-such' }, { deviceIds: `${mine},${secret}` }]
+  for (const query of queries) {
+    t.same((await h.request('GET', '/device/command/poll', { token, query: { ...query, waitTimeout: 0 } })).body, denied, `client ${JSON.stringify(query)}`)
+    t.same((await h.request('GET', '/device/notification/poll', { token, query: { ...query, waitTimeout: 0 } })).body, denied)
+  }
+  t.same((await h.request('GET', `/device/${secret}/command/poll`, { token, query: { waitTimeout: 0 } })).body, denied)
+  t.same((await h.request('GET', '/device/no-such/notification/poll', { token, query: { waitTimeout: 0 } })).body, denied)
+  // An administrator gets 404 naming what it cannot find, even with a narrowed token.
+  const narrowAdmin = h.sign({ u: 1, a: [0], n: ['1'], dt: ['*'], e: Date.now() + 60_000, t: 1 })
+  t.same((await h.request('GET', '/device/command/poll', { token: narrowAdmin, query: { networkIds: `${network},999999`, waitTimeout: 0 } })).body,
+    { error: 404, message: `Networks with such networkIds wasn't found: {[${network}, 999999]}` })
+  t.same((await h.request('GET', '/device/command/poll', { query: { deviceTypeIds: '999999', waitTimeout: 0 } })).body,
+    { error: 404, message: 'Device types with such deviceTypeIds wasn\'t found: {[999999]}' })
+  t.same((await h.request('GET', '/device/command/poll', { token: narrowAdmin, query: { deviceId: secret, waitTimeout: 0 } })).body, { error: 404, message: `Device with such deviceId = ${secret} not found` })
+  t.same((await h.request('GET', '/device/notification/poll', { query: { deviceIds: `${mine},nope`, waitTimeout: 0 } })).body, { error: 404, message: 'Device with such deviceId = nope not found' })
+  // The device form follows the token's scope: restricted 403, full scope 404.
+  t.same((await h.request('GET', `/device/${secret}/command/poll`, { token: narrowAdmin, query: { waitTimeout: 0 } })).body, denied)
+  t.same((await h.request('GET', '/device/nope/command/poll', { query: { waitTimeout: 0 } })).body, { error: 404, message: 'Device with such deviceId = nope not found' })
   const all = await h.request('GET', '/device/command/poll', { token, query: { timestamp: old, waitTimeout: 0 } })
   t.same(all.body.map((c: { id: number }) => c.id), [visible], 'no filter: only the caller\'s devices')
   const admin = await h.request('GET', '/device/command/poll', { query: { timestamp: old, waitTimeout: 0 } })
@@ -112,15 +133,22 @@ t.test('scope: networks, device types and devices outside the caller\'s scope ar
   t.equal(byNetwork.body[0].deviceId, secret)
 
   const nothing = await h.createUser({ networkIds: [] })
-  const empty = await h.request('GET', '/device/notification/poll', { token: nothing.accessToken, query: { networkIds: '1', timestamp: old } })
+  const empty = await h.request('GET', '/device/notification/poll', { token: nothing.accessToken, query: { timestamp: old } })
   t.same(empty.body, [], 'an empty scope answers [] at once')
+  const named = await h.request('GET', '/device/notification/poll', { token: nothing.accessToken, query: { networkIds: '1', timestamp: old } })
+  t.same(named.body, denied, 'naming a network outside an empty scope is refused')
 })
 
 t.test('command poll: limit, limit=0, strict cursor, updates do not wake ordinary pollers', async (t) => {
-  const h = await createTestApp(t)
+  let now = Date.UTC(2020, 0, 1, 10)
+  const h = await createTestApp(t, { clock: { now: () => now } })
   const device = await addDevice(h)
   const ids: number[] = []
-  for (let i = 0; i < 5; i++) ids.push((await h.request('POST', `/device/${device}/command`, { body: { command: 'c', timestamp: `2020-01-01T10:00:0${i}.000` } })).body.id)
+  for (let i = 0; i < 5; i++) {
+    now = Date.UTC(2020, 0, 1, 10) + i * 1000
+    ids.push((await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id)
+  }
+  now = Date.UTC(2020, 0, 1, 10, 0, 10)
   const limited = await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 3 } })
   t.same(limited.body.map((c: { id: number }) => c.id), ids.slice(0, 3), 'the oldest `limit` items')
   t.same((await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 0, waitTimeout: 0 } })).body, [])
@@ -167,7 +195,7 @@ t.test('wait for a command: 204 unknown, 200 already updated, 204 on timeout, 20
   const already = await h.request('GET', `/device/${device}/command/${id}/poll`, { query: { waitTimeout: 0 } })
   t.equal(already.status, 200)
   t.same(already.body, done.body)
-  t.equal(hubOf(h).size, 0)
+  t.equal(doorbellOf(h).size, 0)
 })
 
 t.test('R7: a command past its lifetime is not handed to pollers; queries still list it', async (t) => {
@@ -193,7 +221,7 @@ t.test('R7: a command past its lifetime is not handed to pollers; queries still 
 t.test('R3: $device-add / $device-update only reach polls that name them', async (t) => {
   const h = await createTestApp(t)
   const device = await addDevice(h)
-  const ctx = { store: h.hub.store, hub: h.hub.hub, clock: h.hub.clock }
+  const ctx = { store: h.hub.store, doorbell: h.hub.doorbell, clock: h.hub.clock }
   const add = await recordNotification(ctx, { notification: '$device-add', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: null })
   const from = String(Date.UTC(2000, 0, 1))
   t.same((await h.request('GET', '/device/notification/poll', { query: { timestamp: from, waitTimeout: 0 } })).body, [])
@@ -272,11 +300,11 @@ t.test('client disconnects release their waiters: no listener or timer leaks', a
   const device = await addDevice(h)
   const controllers = Array.from({ length: 200 }, () => new AbortController())
   const polls = controllers.map((c, i) => call(`${base}/device/${i % 2 === 0 ? device + '/' : ''}notification/poll?waitTimeout=60`, h.adminToken, { signal: c.signal }).catch(() => 'aborted'))
-  await eventually(() => hubOf(h).size === 200, 5000)
+  await eventually(() => doorbellOf(h).size === 200, 5000)
   for (const c of controllers) c.abort()
   t.same(new Set(await Promise.all(polls)), new Set(['aborted']))
-  await eventually(() => hubOf(h).size === 0, 5000)
-  t.equal(hubOf(h).size, 0, 'every waiter unsubscribed')
+  await eventually(() => doorbellOf(h).size === 0, 5000)
+  t.equal(doorbellOf(h).size, 0, 'every waiter unsubscribed')
   t.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length < 20, true, 'their timers are cleared')
 })
 
@@ -289,15 +317,15 @@ t.test('shutdown: pending polls answer [] before the server closes', async (t) =
     call(`${base}/device/command/poll?waitTimeout=60&names=never-sent`, h.adminToken)
   ]
   // Both polls must be parked before the command exists, or the command poll could take it.
-  await eventually(() => hubOf(h).size === 2)
+  await eventually(() => doorbellOf(h).size === 2)
   const command = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id
   polls.push(call(`${base}/device/${device}/command/${command}/poll?waitTimeout=60`, h.adminToken))
-  await eventually(() => hubOf(h).size === 3)
+  await eventually(() => doorbellOf(h).size === 3)
   const started = Date.now()
   await h.app.close()
   const results = await Promise.all(polls)
   t.same(results.map((r) => r.status), [200, 200, 204])
   t.same(results.slice(0, 2).map((r) => r.body), [[], []])
   t.ok(Date.now() - started < 2000, 'close did not wait for the poll timeouts')
-  t.equal(hubOf(h).size, 0)
+  t.equal(doorbellOf(h).size, 0)
 })

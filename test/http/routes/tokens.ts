@@ -42,8 +42,10 @@ t.test('POST /token errors, in the contract order', async (t) => {
     [{ login: '  ', password: 'x' }, 400, 'Invalid or empty authorization request parameters'],
     [{ login: 'dhadmin' }, 400, 'Invalid or empty authorization request parameters'],
     [{ login: 'dhadmin', password: '' }, 400, 'Invalid or empty authorization request parameters'],
-    [{ login: 'nobody', password: 'whatever' }, 401, 'User with login = nobody not found or bad password'],
-    [{ login: locked.user.login, password: 'wrong-password' }, 401, 'User is locked or disabled'],
+    // #16: an unknown login and a wrong password read the same; the status only after the right password.
+    [{ login: 'nobody', password: 'whatever' }, 401, 'Invalid credentials'],
+    [{ login: locked.user.login, password: 'wrong-password' }, 401, 'Invalid credentials'],
+    [{ login: locked.user.login, password: locked.password }, 401, 'User is locked or disabled'],
     [{ login: 'dhadmin', password: 'wrong-password' }, 401, 'Invalid credentials'],
     [{ login: { name: 'dhadmin' }, password: 'x' }, 400, 'Invalid request parameters'],
     [[1, 2], 400, 'Invalid request parameters']

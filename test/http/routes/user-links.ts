@@ -33,7 +33,7 @@ t.test('user <-> network links', async (t) => {
     ['DELETE', `/user/${u}/network/999999`, 404, 'Network with id = 999999 not found'],
     ['PUT', `/user/${u}/network/0`, 404, 'Network with id = 0 not found'],
     ['GET', `/user/${u}/network/999999`, 404, `Network with id 999999 for user with id ${u} was not found`],
-    ['PUT', `/user/${u}/network/abc`, 400, 'Invalid request parameters']
+    ['PUT', `/user/${u}/network/abc`, 404, 'HTTP 404 Not Found']
   ]
   for (const [method, path, status, message] of cases) {
     const res = await h.request(method, path)
@@ -85,7 +85,7 @@ t.test('user <-> device type links', async (t) => {
     ['PUT', `/user/${u}/devicetype/999999`, 404, 'Device type with id = 999999 not found'],
     ['DELETE', `/user/${u}/devicetype/0`, 404, 'Device type with id = 0 not found'],
     ['GET', `/user/${u}/devicetype/999999`, 404, `Device type with id 999999 for user with id ${u} not found`],
-    ['GET', `/user/${u}/devicetype/x1`, 400, 'Invalid request parameters']
+    ['GET', `/user/${u}/devicetype/x1`, 404, 'HTTP 404 Not Found']
   ]
   for (const [method, path, status, message] of cases) {
     const res = await h.request(method, path)
@@ -105,9 +105,12 @@ t.test('link actions and scope', async (t) => {
 
   // Reads need GetNetwork / GetDeviceType; writes ManageNetwork / ManageDeviceType; the list ManageDeviceType.
   const reader = await h.createUser({ networkIds: [1], allDeviceTypesAvailable: false, deviceTypeIds: [1] })
-  t.same((await h.request('GET', `/user/${u}/network/1`, { token: reader.accessToken })).body, { network: { id: 1, name: 'Sample Network', description: 'A DeviceHive Sample Network' } })
-  t.same((await h.request('GET', `/user/${u}/network/${net2}`, { token: reader.accessToken })).body, { error: 404, message: `Network with id ${net2} for user with id ${u} was not found` }, 'a network outside the caller\'s scope does not leak')
-  t.same((await h.request('GET', `/user/${u}/devicetype/${type2}`, { token: reader.accessToken })).body, { error: 404, message: `Device type with id ${type2} for user with id ${u} not found` })
+  const me = reader.user.id
+  t.same((await h.request('GET', `/user/${me}/network/1`, { token: reader.accessToken })).body, { network: { id: 1, name: 'Sample Network', description: 'A DeviceHive Sample Network' } })
+  t.same((await h.request('GET', `/user/${me}/devicetype/1`, { token: reader.accessToken })).body.deviceType.id, 1)
+  // #16: one rule for /user/{id}/...: only an admin reads another user's links, the same 403 whatever exists.
+  t.same((await h.request('GET', `/user/${u}/network/1`, { token: reader.accessToken })).body, { error: 403, message: `User with id = ${u} not found` }, 'another user\'s links do not leak')
+  t.same((await h.request('GET', `/user/${u}/devicetype/${type2}`, { token: reader.accessToken })).body, { error: 403, message: `User with id = ${u} not found` })
   for (const [method, path] of [['PUT', `/user/${u}/network/1`], ['DELETE', `/user/${u}/network/1`], ['GET', `/user/${u}/devicetype`], ['PUT', `/user/${u}/devicetype/1`], ['DELETE', `/user/${u}/devicetype/1`], ['PUT', `/user/${u}/devicetype/all`], ['DELETE', `/user/${u}/devicetype/all`]] as const) {
     const res = await h.request(method, path, { token: reader.accessToken })
     t.same([res.status, res.body], [403, denied], `${method} ${path} without the manage action`)
@@ -122,8 +125,9 @@ t.test('link actions and scope', async (t) => {
   t.same(await h.store.users.networkIds(reader.user.id), [1])
   const typeManager = await h.createUser({ networkIds: [1], allDeviceTypesAvailable: false, deviceTypeIds: [1] })
   const typeToken = r.token(typeManager.user.id, [Action.ManageDeviceType, Action.GetDeviceType], ['*'], ['*'])
-  t.same((await h.request('PUT', `/user/${reader.user.id}/devicetype/${type2}`, { token: typeToken })).body, { error: 404, message: `Device type with id = ${type2} not found` })
+  t.same((await h.request('PUT', `/user/${reader.user.id}/devicetype/${type2}`, { token: typeToken })).body, { error: 403, message: `User with id = ${reader.user.id} not found` }, 'only an admin links another user (#16)')
+  t.same((await h.request('PUT', `/user/${typeManager.user.id}/devicetype/${type2}`, { token: typeToken })).body, { error: 404, message: `Device type with id = ${type2} not found` }, 'nor a type it cannot see to itself')
   t.same((await h.request('PUT', `/user/${typeManager.user.id}/devicetype/all`, { token: typeToken })).body, denied, 'cannot grant all device types without holding them')
   t.equal((await h.store.users.findById(typeManager.user.id))?.allDeviceTypesAvailable, false)
-  t.same((await h.request('GET', `/user/${u}/devicetype`, { token: typeToken })).body, [{ id: 1, name: 'Default Device Type', description: 'Default DeviceHive device type' }], 'the list is limited to the caller\'s types')
+  t.same((await h.request('GET', `/user/${typeManager.user.id}/devicetype`, { token: typeToken })).body, [{ id: 1, name: 'Default Device Type', description: 'Default DeviceHive device type' }], 'the list is limited to the caller\'s types')
 })

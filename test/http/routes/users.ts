@@ -90,7 +90,9 @@ t.test('user create and update errors', async (t) => {
     ['PUT', '/user/0', undefined, 404, 'User with id = 0 not found'],
     ['GET', '/user/999999', undefined, 404, 'User with id = 999999 not found'],
     ['GET', '/user/0', undefined, 404, 'User with id = 0 not found'],
-    ['GET', '/user/abc', undefined, 400, 'Invalid request parameters'],
+    ['GET', '/user/abc', undefined, 404, 'HTTP 404 Not Found'],
+    ['GET', '/user/-5', undefined, 404, 'User with id = -5 not found'],
+    ['PUT', '/user/2/network/x', undefined, 404, 'HTTP 404 Not Found'],
     ['DELETE', '/user/999999', undefined, 404, 'User with id = 999999 not found'],
     ['DELETE', '/user/1', undefined, 403, 'You can not delete a user or access key that you use to authenticate this request'],
     ['PUT', '/user/current', { data: [] }, 400, "'parameters' must be JSON Object!"]
@@ -140,7 +142,8 @@ t.test('current user: read and update, client restrictions', async (t) => {
   const promote = await h.request('PUT', '/user/current', { token, body: { role: 0 } })
   t.same([promote.status, promote.body], [403, { error: 403, message: 'Access is denied' }], 'D1: no self-promotion')
   t.equal((await h.request('PUT', '/user/current', { token, body: { password: 'dave-new-pass', data: { b: 2 }, introReviewed: true } })).status, 204)
-  const after = (await h.request('GET', '/user/current', { token })).body
+  t.equal((await h.request('GET', '/user/current', { token })).status, 401, '#16: a password change revokes the tokens issued before it')
+  const after = (await h.request('GET', '/user/current', { token: (await h.hub.tokens.login('dave', 'dave-new-pass')).accessToken })).body
   t.same([after.role, after.data, after.introReviewed], [1, { b: 2 }, true])
   await t.resolves(h.hub.tokens.login('dave', 'dave-new-pass'))
   t.equal((await h.request('PUT', '/user/current', { body: { login: 'root-admin', status: 0 } })).status, 204, 'an admin may change its own login')
@@ -163,7 +166,10 @@ t.test('a locked or disabled user\'s tokens stop working', async (t) => {
       t.same([res.status, res.body], [401, { error: 401, message: 'Unauthorized' }], `status ${status}: ${path}`)
     }
     t.equal((await h.request('PUT', `/user/${client.user.id}`, { body: { status: 0 } })).status, 204)
-    t.equal((await h.request('GET', '/user/current', { token: client.accessToken })).status, 200, 'reactivated')
+    // #16: a status change revokes the tokens issued before it, even when the account comes back.
+    t.equal((await h.request('GET', '/user/current', { token: client.accessToken })).status, 401, 'old tokens stay revoked')
+    const fresh = await h.hub.tokens.login(client.user.login, client.password)
+    t.equal((await h.request('GET', '/user/current', { token: fresh.accessToken })).status, 200, 'reactivated: a new login works')
   }
 })
 
@@ -187,22 +193,27 @@ t.test('clients holding ManageUser (D1, D7)', async (t) => {
   const plain = await h.request('POST', '/user', { token, body: { login: 'plain', password: 'secret-1', role: 1 } })
   t.equal(plain.status, 201, 'may create clients')
 
+  // #16: one rule for /user/{id} whatever the verb: only an admin acts on another user.
+  const foreignUser = { error: 403, message: `User with id = ${other.user.id} not found` }
   const promote = await h.request('PUT', `/user/${other.user.id}`, { token, body: { role: 0 } })
-  t.same([promote.status, promote.body], [403, denied], 'cannot promote')
+  t.same([promote.status, promote.body], [403, foreignUser], 'cannot promote')
   const password = await h.request('PUT', `/user/${other.user.id}`, { token, body: { password: 'hijacked-1' } })
-  t.same([password.status, password.body], [403, denied], 'cannot change another user\'s password')
+  t.same([password.status, password.body], [403, foreignUser], 'cannot change another user\'s password')
   await t.resolves(h.hub.tokens.login('other', other.password), 'password unchanged')
-  for (const body of [{ login: 'renamed' }, { status: 1 }, { role: 1 }]) {
+  for (const body of [{ login: 'renamed' }, { status: 1 }, { role: 1 }, { data: { k: 2 } }]) {
     const res = await h.request('PUT', `/user/${other.user.id}`, { token, body })
-    t.same([res.status, res.body], [403, { error: 403, message: 'Admin permissions required for this action' }], JSON.stringify(body))
+    t.same([res.status, res.body], [403, foreignUser], JSON.stringify(body))
   }
+  const remove = await h.request('DELETE', `/user/${other.user.id}`, { token })
+  t.same([remove.status, remove.body], [403, foreignUser], 'cannot delete another user')
   t.same((await h.request('GET', `/user/${other.user.id}`)).body.data, { k: 1 }, 'nothing changed')
-  t.equal((await h.request('PUT', `/user/${other.user.id}`, { token, body: { data: { k: 2 } } })).status, 204, 'may update other fields')
-  t.same((await h.request('GET', `/user/${other.user.id}`)).body.data, { k: 2 })
   t.equal((await h.request('PUT', `/user/${manager.user.id}`, { token, body: { password: 'manager-new' } })).status, 204, 'own password')
   await t.resolves(h.hub.tokens.login('manager', 'manager-new'))
 
-  const self = await h.request('DELETE', `/user/${manager.user.id}`, { token })
+  t.equal((await h.request('GET', `/user/${manager.user.id}`, { token })).status, 401, 'the password change revoked the token')
+  const version = (await h.store.users.findById(manager.user.id))!.tokenVersion
+  const renewed = h.sign({ u: manager.user.id, a: [Action.ManageUser], n: ['*'], dt: ['*'], e: Date.now() + 60_000, t: 1, v: version })
+  const self = await h.request('DELETE', `/user/${manager.user.id}`, { token: renewed })
   t.same([self.status, self.body], [403, { error: 403, message: 'You can not delete a user or access key that you use to authenticate this request' }])
 })
 

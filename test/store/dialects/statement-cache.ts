@@ -1,8 +1,10 @@
-import Database from 'better-sqlite3'
 import type { Generated } from 'kysely'
 import { Kysely, SqliteDialect } from 'kysely'
 import t from 'tap'
+import { loadSqliteDriver } from '../../../lib/store/dialects/sqlite-driver.js'
 import { cachingDatabase } from '../../../lib/store/dialects/statement-cache.js'
+
+const Database = loadSqliteDriver()
 
 t.test('the same SQL text reuses one prepared statement', async (t) => {
   const raw = new Database(':memory:')

@@ -1,0 +1,156 @@
+/** Users (admins): list, create, and one user's network and device-type assignments. */
+import { useEffect, useState } from 'preact/hooks'
+import type { Api, Named, User } from '../api.js'
+import { ErrorBox, Field, Notice, When, useLoad } from '../ui.js'
+
+const ROLES = ['Administrator', 'Client'] as const
+const STATUSES = ['Active', 'Locked', 'Disabled'] as const
+
+export function UsersPage ({ api }: { api: Api }) {
+  const users = useLoad(() => api.request<User[]>('GET', '/user?sortField=login'), [])
+  const [login, setLogin] = useState('')
+  const [password, setPassword] = useState('')
+  const [role, setRole] = useState('1')
+  const [error, setError] = useState<unknown>(undefined)
+  const [done, setDone] = useState<string | undefined>(undefined)
+
+  async function create (event: Event): Promise<void> {
+    event.preventDefault()
+    setError(undefined)
+    setDone(undefined)
+    try {
+      const created = await api.request<{ id: number }>('POST', '/user', { login: login.trim(), password, role: Number(role), status: 0 })
+      setDone(`Created user ${login.trim()} (#${created.id}).`)
+      setLogin('')
+      setPassword('')
+      users.reload()
+    } catch (err) {
+      setError(err)
+    }
+  }
+
+  return (
+    <section aria-labelledby="users-title">
+      <h1 id="users-title">Users</h1>
+      <ErrorBox error={users.error} />
+      {users.data !== undefined && (
+        <table class="list">
+          <caption class="visually-hidden">Users</caption>
+          <thead><tr><th scope="col">Id</th><th scope="col">Login</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Last login</th></tr></thead>
+          <tbody>
+            {users.data.map((u) => (
+              <tr key={u.id}>
+                <td>{u.id}</td>
+                <td><a href={`#/users/${u.id}`}>{u.login}</a></td>
+                <td>{ROLES[u.role] ?? u.role}</td>
+                <td>{STATUSES[u.status] ?? u.status}</td>
+                <td><When value={u.lastLogin} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {users.error === undefined && (
+        <form class="panel" onSubmit={(e) => { void create(e) }} aria-labelledby="new-user-title">
+          <h2 id="new-user-title">New user</h2>
+          {done !== undefined && <Notice>{done}</Notice>}
+          <Field id="new-user-login" label="Login">
+            <input id="new-user-login" required maxLength={128} autocomplete="off" value={login} onInput={(e) => setLogin(e.currentTarget.value)} />
+          </Field>
+          <Field id="new-user-password" label="Password">
+            <input id="new-user-password" type="password" required autocomplete="new-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          </Field>
+          <Field id="new-user-role" label="Role">
+            <select id="new-user-role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+              <option value="1">Client</option>
+              <option value="0">Administrator</option>
+            </select>
+          </Field>
+          <ErrorBox error={error} />
+          <button type="submit">Create user</button>
+        </form>
+      )}
+    </section>
+  )
+}
+
+interface UserDetail extends User {
+  networks: Named[]
+}
+
+export function UserPage ({ api, userId }: { api: Api, userId: string }) {
+  const user = useLoad(() => api.request<UserDetail>('GET', `/user/${encodeURIComponent(userId)}`), [userId])
+  const networks = useLoad(() => api.request<Named[]>('GET', '/network?sortField=name'), [])
+  const types = useLoad(() => api.request<Named[]>('GET', '/devicetype?sortField=name'), [])
+  const assignedTypes = useLoad(() => api.request<Named[]>('GET', `/user/${encodeURIComponent(userId)}/devicetype`), [userId])
+  const [error, setError] = useState<unknown>(undefined)
+  const [busy, setBusy] = useState(false)
+  // Checkbox states the user just chose, shown until the reloaded user confirms them.
+  const [chosen, setChosen] = useState<Map<string, boolean>>(new Map())
+  useEffect(() => setChosen(new Map()), [user.data, assignedTypes.data])
+
+  async function act (method: 'PUT' | 'DELETE', path: string): Promise<void> {
+    setError(undefined)
+    setBusy(true)
+    setChosen((old) => new Map(old).set(path, method === 'PUT'))
+    try {
+      await api.request(method, `/user/${encodeURIComponent(userId)}${path}`)
+    } catch (err) {
+      setError(err)
+    } finally {
+      setBusy(false)
+      user.reload()
+      assignedTypes.reload()
+    }
+  }
+  const isChecked = (path: string, assigned: boolean): boolean => chosen.get(path) ?? assigned
+
+  const u = user.data
+  const assignedNetworks = new Set(u?.networks.map((n) => n.id) ?? [])
+  const assignedTypeIds = new Set(assignedTypes.data?.map((n) => n.id) ?? [])
+  return (
+    <section aria-labelledby="user-title">
+      <p><a href="#/users">← All users</a></p>
+      <h1 id="user-title">{u === undefined ? `User #${userId}` : `User ${u.login}`}</h1>
+      <ErrorBox error={user.error ?? networks.error ?? types.error ?? assignedTypes.error} />
+      <ErrorBox error={error} />
+      {u !== undefined && (
+        <>
+          <dl class="facts">
+            <dt>Id</dt><dd>{u.id}</dd>
+            <dt>Role</dt><dd>{ROLES[u.role] ?? u.role}</dd>
+            <dt>Status</dt><dd>{STATUSES[u.status] ?? u.status}</dd>
+            <dt>Last login</dt><dd><When value={u.lastLogin} /></dd>
+          </dl>
+          <div class="columns">
+            <fieldset class="panel" disabled={busy}>
+              <legend>Networks</legend>
+              {networks.data?.map((n) => (
+                <div class="check" key={n.id}>
+                  <input type="checkbox" id={`net-${n.id}`} checked={isChecked(`/network/${n.id}`, assignedNetworks.has(n.id))}
+                    onChange={(e) => { void act(e.currentTarget.checked ? 'PUT' : 'DELETE', `/network/${n.id}`) }} />
+                  <label for={`net-${n.id}`}>{n.name}</label>
+                </div>
+              ))}
+            </fieldset>
+            <fieldset class="panel" disabled={busy}>
+              <legend>Device types</legend>
+              <div class="check">
+                <input type="checkbox" id="types-all" checked={isChecked('/devicetype/all', u.allDeviceTypesAvailable)}
+                  onChange={(e) => { void act(e.currentTarget.checked ? 'PUT' : 'DELETE', '/devicetype/all') }} />
+                <label for="types-all">All device types</label>
+              </div>
+              {!u.allDeviceTypesAvailable && types.data?.map((n) => (
+                <div class="check" key={n.id}>
+                  <input type="checkbox" id={`type-${n.id}`} checked={isChecked(`/devicetype/${n.id}`, assignedTypeIds.has(n.id))}
+                    onChange={(e) => { void act(e.currentTarget.checked ? 'PUT' : 'DELETE', `/devicetype/${n.id}`) }} />
+                  <label for={`type-${n.id}`}>{n.name}</label>
+                </div>
+              ))}
+            </fieldset>
+          </div>
+        </>
+      )}
+    </section>
+  )
+}

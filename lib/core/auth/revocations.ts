@@ -1,0 +1,43 @@
+/**
+ * Revocation reaches open waits (issue #16). Whatever changes a user's rights (role, status,
+ * password, network or device-type assignments, deletion; a deleted network or device type
+ * for everyone) rings a `revoke` doorbell in its write transaction. Everything that waits on
+ * the doorbell for a principal (parked long polls now, WebSocket subscriptions later) checks
+ * each `revoke` with {@link revokes} and stops: a poll answers `[]` at once, so the client's
+ * next request is authenticated again under the new rights. The doorbell carries the event to
+ * every instance (PostgreSQL NOTIFY) and only after commit; no extra listener or registry.
+ */
+import type { Store } from '../ports.js'
+import type { Doorbell, DoorbellEvent } from '../realtime/doorbell.js'
+import type { Principal } from './principal.js'
+
+/** `revoke` for every user: a network or device type (and its assignments) is gone. */
+export const EVERY_USER = 0
+
+/** The user whose rights a principal carries (the owner's, for a plugin); undefined for the system principal. */
+export function principalUserId (principal: Principal | undefined): number | undefined {
+  if (principal === undefined) return undefined
+  return principal.kind === 'user' ? principal.user.id : principal.kind === 'plugin' ? principal.owner.id : undefined
+}
+
+/**
+ * Rings the `revoke` doorbell for `userId` (or {@link EVERY_USER}); inside `tx` when given, so
+ * it is heard only if the change commits.
+ *
+ * @example
+ * await store.transaction(async (tx) => { await tx.users.update(id, { role: 1 }); await revokeUser(doorbell, id, tx) })
+ */
+export async function revokeUser (doorbell: Doorbell, userId: number, tx?: Store): Promise<void> {
+  await doorbell.publish({ kind: 'revoke', id: userId, deviceId: '', networkId: null, deviceTypeId: null, name: '' }, tx)
+}
+
+/**
+ * Whether a doorbell event revokes what `userId` was granted (the id of {@link principalUserId};
+ * undefined, the system principal, is never revoked).
+ *
+ * @example
+ * doorbell.subscribe((event) => { if (revokes(event, userId)) subscription.close() })
+ */
+export function revokes (event: DoorbellEvent, userId: number | undefined): boolean {
+  return event.kind === 'revoke' && userId !== undefined && (event.id === EVERY_USER || event.id === userId)
+}

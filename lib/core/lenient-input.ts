@@ -1,0 +1,127 @@
+/**
+ * Lenient inputs (R12): what DeviceHive's Java binding accepts, turned into the strict shape
+ * the schemas describe, before they are checked. Transport-neutral: it reads plain JSON Schema
+ * (the TypeBox objects of the adapters are JSON Schema), so the HTTP adapter and the WebSocket
+ * adapter normalise the same way. It never rejects anything and never widens what a value may
+ * name: values still of the wrong kind are left as they are, and the schema check answers 400.
+ *
+ * The rules, each applied only where the schema asks for that kind of value:
+ * - a JSON `null` in an optional property is the same as the property being absent;
+ * - a single string where a list is expected is a list of one (`"actions": "GetDevice"`);
+ * - `true` / `false` in any letter case where a boolean is expected (`force=False`);
+ * - a string of digits where an integer is expected (`"networkId": "5"`);
+ * - with `emptyIsNull` (query strings), an empty value where no string is expected is a null:
+ *   that is how a query string spells it (`?take&force=`, what JavaScript clients write for null).
+ */
+
+/** The subset of JSON Schema the rules read (TypeBox schemas are plain objects of this shape). */
+interface InputSchema {
+  type?: string | readonly string[]
+  properties?: Readonly<Record<string, InputSchema>>
+  required?: readonly string[]
+  items?: InputSchema
+  anyOf?: readonly InputSchema[]
+  oneOf?: readonly InputSchema[]
+}
+
+type Kind = 'null' | 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object'
+
+const BOOLEAN = /^(?:true|false)$/i
+const DIGITS = /^-?\d{1,16}$/
+
+function branches (schema: InputSchema): readonly InputSchema[] | undefined {
+  return schema.anyOf ?? schema.oneOf
+}
+
+/**
+ * Whether the schema names `kind` explicitly. A schema that names no type at all (unknown,
+ * any JSON) accepts everything, so no rule ever rewrites a value for it.
+ */
+function names (schema: InputSchema, kind: Kind): boolean {
+  const alternatives = branches(schema)
+  if (alternatives !== undefined) return alternatives.some((branch) => names(branch, kind))
+  const { type } = schema
+  if (type === undefined) return false
+  const types: readonly string[] = typeof type === 'string' ? [type] : type
+  return types.includes(kind) || (kind === 'integer' && types.includes('number'))
+}
+
+function isOpen (schema: InputSchema): boolean {
+  const alternatives = branches(schema)
+  if (alternatives !== undefined) return alternatives.some(isOpen)
+  return schema.type === undefined && schema.properties === undefined && schema.items === undefined
+}
+
+/** The branch that describes values of `kind` (the schema itself when it is not a union). */
+function branchFor (schema: InputSchema, kind: Kind): InputSchema | undefined {
+  const alternatives = branches(schema)
+  if (alternatives === undefined) return names(schema, kind) || (kind === 'object' && schema.properties !== undefined) ? schema : undefined
+  for (const branch of alternatives) {
+    const found = branchFor(branch, kind)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** How the adapter's raw values spell things. */
+export interface NormaliseOptions {
+  /** An empty string where the schema expects no string counts as `null` (query strings). */
+  emptyIsNull?: boolean
+}
+
+function normaliseString (schema: InputSchema, value: string): unknown {
+  if (isOpen(schema) || names(schema, 'string')) return value
+  if (names(schema, 'boolean') && BOOLEAN.test(value)) return value.toLowerCase() === 'true'
+  if (names(schema, 'integer') && DIGITS.test(value)) {
+    const number = Number(value)
+    if (Number.isSafeInteger(number)) return number
+  }
+  const list = branchFor(schema, 'array')
+  if (list !== undefined) return [list.items === undefined ? value : normaliseString(list.items, value)]
+  return value
+}
+
+function normaliseObject (schema: InputSchema, value: Record<string, unknown>, options: NormaliseOptions): Record<string, unknown> {
+  const properties = schema.properties ?? {}
+  const required = schema.required ?? []
+  const result: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) {
+    const property = properties[key]
+    if (property === undefined) {
+      result[key] = item
+      continue
+    }
+    const given = options.emptyIsNull === true && item === '' && !isOpen(property) && !names(property, 'string') ? null : item
+    if (given === null && !required.includes(key)) continue
+    result[key] = normalise(property, given, options)
+  }
+  return result
+}
+
+/**
+ * Returns `value` with the R12 rules applied as `schema` describes it; the input is not changed.
+ *
+ * @example
+ * normaliseInput(TokenCreateBody, { userId: '2', actions: 'GetDevice', networkIds: null })
+ * // { userId: 2, actions: ['GetDevice'] }
+ * normaliseInput(DeleteQuery, { force: 'False' }) // { force: false }
+ * normaliseInput(ListQuery, { take: '', name: '' }, { emptyIsNull: true }) // { name: '' }
+ */
+export function normaliseInput (schema: object, value: unknown, options: NormaliseOptions = {}): unknown {
+  return normalise(schema as InputSchema, value, options)
+}
+
+function normalise (schema: InputSchema, value: unknown, options: NormaliseOptions): unknown {
+  if (typeof value === 'string') return normaliseString(schema, value)
+  if (Array.isArray(value)) {
+    const list = branchFor(schema, 'array')
+    if (list?.items === undefined) return value
+    const items = list.items
+    return value.map((item) => normalise(items, item, options))
+  }
+  if (value !== null && typeof value === 'object') {
+    const object = branchFor(schema, 'object')
+    return object === undefined ? value : normaliseObject(object, value as Record<string, unknown>, options)
+  }
+  return value
+}

@@ -1,0 +1,67 @@
+/**
+ * Readiness: can this instance serve requests right now? The store answers a query, the
+ * doorbell (when it has a connection of its own, as PostgreSQL's LISTEN) is connected, and the
+ * hub is not shutting down. Liveness needs no check: a process that answers HTTP is alive.
+ */
+import type { Store } from '../ports.js'
+import type { Doorbell } from '../realtime/doorbell.js'
+
+export interface HealthCheck {
+  status: 'ok' | 'fail'
+  /** How long the check took, in ms. */
+  durationMs: number
+  /** Why it failed (never a secret: driver messages are not passed through). */
+  message?: string
+}
+
+export interface HealthReport {
+  /** `ok` when every check passed. */
+  status: 'ok' | 'fail'
+  checks: { store: HealthCheck, doorbell: HealthCheck, shutdown: HealthCheck }
+}
+
+export interface HealthOptions {
+  store: Store
+  doorbell: Doorbell
+  closing: () => boolean
+  /** A store that does not answer within this many ms fails the check (default 2000). */
+  timeoutMs?: number
+}
+
+/**
+ * @example
+ * const report = await checkHealth({ store, doorbell, closing: () => false })
+ * if (report.status !== 'ok') console.warn(report.checks)
+ */
+export async function checkHealth (options: HealthOptions): Promise<HealthReport> {
+  const store = await timed(async () => {
+    await withTimeout(options.store.secrets.get('bootstrap.completed'), options.timeoutMs ?? 2000)
+  }, 'the store did not answer')
+  const doorbell = await timed(async () => {
+    const { connected } = options.doorbell as { connected?: boolean }
+    if (connected === false) throw new Error('the doorbell connection is down')
+  }, 'the doorbell connection is down')
+  const shutdown = await timed(async () => {
+    if (options.closing()) throw new Error('shutting down')
+  }, 'shutting down')
+  const status = [store, doorbell, shutdown].every((c) => c.status === 'ok') ? 'ok' : 'fail'
+  return { status, checks: { store, doorbell, shutdown } }
+}
+
+async function timed (check: () => Promise<void>, message: string): Promise<HealthCheck> {
+  const started = performance.now()
+  try {
+    await check()
+    return { status: 'ok', durationMs: Math.round((performance.now() - started) * 1000) / 1000 }
+  } catch {
+    return { status: 'fail', durationMs: Math.round((performance.now() - started) * 1000) / 1000, message }
+  }
+}
+
+function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), ms)
+  })
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
+}

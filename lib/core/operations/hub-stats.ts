@@ -1,0 +1,76 @@
+/**
+ * Counters an operator reads (the HTTP adapter turns them into Prometheus metrics). Plain numbers
+ * in the core, so the core stays free of any metrics library; counting costs one increment.
+ */
+import type { Store } from '../ports.js'
+import { shareDispatcher } from '../realtime/dispatcher.js'
+import type { Doorbell, DoorbellEventKind } from '../realtime/doorbell.js'
+
+export type MessageKind = Exclude<DoorbellEventKind, 'resync' | 'revoke' | 'plugin'>
+
+export interface HubStats {
+  /** Long polls parked on this instance right now. */
+  readonly parkedPolls: number
+  /** Commands, command updates and notifications committed through this instance since it started. */
+  readonly messagesWritten: Readonly<Record<MessageKind, number>>
+  /** Rows deleted by the retention pruner (R8) since start, and its completed passes. */
+  readonly retention: { readonly prunedRows: number, readonly passes: number, readonly failures: number }
+}
+
+/** The mutable side of {@link HubStats}, owned by createDeviceHub(). */
+export interface StatsRecorder {
+  readonly stats: HubStats
+  /** The counts behind `stats.messagesWritten`, for countingDoorbell(). */
+  readonly messageCounts: Record<MessageKind, number>
+  pruned(rows: number): void
+  pruneFailed(): void
+}
+
+export function createStatsRecorder (parkedPolls: () => number): StatsRecorder {
+  const messagesWritten: Record<MessageKind, number> = { command: 0, 'command-update': 0, notification: 0 }
+  const retention = { prunedRows: 0, passes: 0, failures: 0 }
+  return {
+    stats: {
+      get parkedPolls () {
+        return parkedPolls()
+      },
+      messagesWritten,
+      retention
+    },
+    messageCounts: messagesWritten,
+    pruned (rows) {
+      retention.prunedRows += rows
+      retention.passes++
+    },
+    pruneFailed () {
+      retention.failures++
+    }
+  }
+}
+
+/**
+ * Every write that wakes pollers rings the doorbell inside its transaction, so counting the
+ * rings this instance makes (once the transaction commits) counts the messages it wrote, and
+ * never those of other instances that reach it through a shared doorbell.
+ *
+ * @example
+ * const doorbell = countingDoorbell(createMemoryDoorbell(), recorder.stats.messagesWritten)
+ */
+export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, number>): Doorbell {
+  const counting: Doorbell = {
+    publish (event, tx?: Store) {
+      // Only message writes count; `resync`, `revoke` (rights shrank) and `plugin` (a plugin's
+      // status or filter changed) carry no message.
+      if (event.kind !== 'resync' && event.kind !== 'revoke' && event.kind !== 'plugin') {
+        const kind = event.kind
+        if (tx === undefined) counts[kind]++
+        else tx.afterCommit(() => { counts[kind]++ })
+      }
+      return inner.publish(event, tx)
+    },
+    subscribe: (listener) => inner.subscribe(listener),
+    close: () => inner.close()
+  }
+  shareDispatcher(counting, inner)
+  return counting
+}

@@ -1,0 +1,527 @@
+/**
+ * Plugin delivery (plugin proxy contract §4, P5-P8, P11): the in-process replacement of
+ * DeviceHive's Kafka topic per plugin. Framework-free; the WebSocket adapter supplies one
+ * {@link PluginMember} per authenticated connection.
+ *
+ * Delivery is a tailing read of the message feed (core/realtime/message-feed.ts), not a
+ * forwarding of doorbells: a consumer (one subscribed connection, or one `sg` group) holds a
+ * feed position; every doorbell that may concern its plugin "kicks" it, and it reads everything
+ * after its position that matches the plugin's stored filter and its owner's current scope,
+ * delivers it oldest first and advances. Live delivery and the replay after a cursor are the same
+ * read, so nothing is lost or repeated at the seam, and reads coalesce under load (one read in
+ * flight per consumer; doorbells meanwhile only mark it dirty).
+ *
+ * Status: the plugin row is read on every pass. A consumer delivers only while the plugin and
+ * its owner are ACTIVE; a new activation (a new `subscriptionId`) moves it to the feed position
+ * taken when that activation was made, so only later events follow (§4.4).
+ */
+import { randomInt, randomUUID } from 'node:crypto'
+import type { CommandRecord } from '../commands/command-ports.js'
+import type { ServiceContext } from '../context.js'
+import type { NotificationRecord } from '../notifications/notification-ports.js'
+import type { DataScope } from '../ports.js'
+import { FULL_SCOPE } from '../ports.js'
+import type { DoorbellEvent } from '../realtime/doorbell.js'
+import type { FeedPosition } from '../realtime/message-feed.js'
+import { encodeFeedCursor } from '../realtime/message-feed.js'
+import type { MessageSelector } from '../realtime/message-filter.js'
+import { UserRole, UserStatus } from '../users/user-ports.js'
+import type { PluginEventKind, StoredPluginFilter } from './plugin-filter.js'
+import { parseStoredFilter } from './plugin-filter.js'
+import type { PluginPatch, PluginRecord } from './plugin-ports.js'
+import { PluginStatus } from './plugin-ports.js'
+
+/** One event for a plugin, with the cursor to resume after it. */
+export interface PluginDeliveryItem {
+  kind: PluginEventKind
+  /** Set for `notification`. */
+  notification?: NotificationRecord
+  /** Set for `command` and `command-update`. */
+  command?: CommandRecord
+  /** The consumer's position after this event (P6). */
+  cursor: string
+  /** One random UUID per activation of the plugin (P7). */
+  cId: string
+}
+
+/** What the transport provides for one authenticated connection. */
+export interface PluginMember {
+  deliver(item: PluginDeliveryItem): void
+  /** Resolves when the connection can take more (outbound backpressure); undefined = now. */
+  ready(): Promise<void> | undefined
+  /** The plugin was deleted (P8): the transport closes the connection. */
+  gone(): void
+}
+
+export interface PluginSubscribeOptions {
+  /** Subscription group: connections with the same group share deliveries (round robin). */
+  group?: string
+  /** Resume after this position; undefined = only events committed from now on. */
+  after?: FeedPosition
+}
+
+/** An authenticated connection of one plugin. */
+export interface PluginConnection {
+  readonly pluginId: number
+  readonly subscribed: boolean
+  /** Starts (or keeps, P11) delivery to this connection; resolves once its position is fixed. */
+  subscribe(options: PluginSubscribeOptions): Promise<void>
+  unsubscribe(): void
+  /** The connection closed; the plugin's last one sets it INACTIVE (P5). Idempotent. */
+  close(): Promise<void>
+}
+
+export interface PluginDelivery {
+  /**
+   * Binds an authenticated connection to `plugin` and makes the plugin ACTIVE if it is not
+   * (P5). Resolves with the plugin as it is afterwards.
+   */
+  connect(plugin: PluginRecord, member: PluginMember): Promise<{ connection: PluginConnection, plugin: PluginRecord }>
+  /**
+   * Writes a status or filter change of a plugin (PUT /plugin, authenticate, last close) and
+   * tells every instance. Becoming ACTIVE fixes the feed position the activation starts from.
+   */
+  update(plugin: PluginRecord, patch: PluginPatch): Promise<boolean>
+  /** Deletes a plugin and closes its connections (P8). */
+  delete(plugin: PluginRecord): Promise<boolean>
+  /** Authenticated connections on this instance. */
+  readonly connections: number
+  /** Stops listening; connections are closed by their transport. */
+  close(): void
+}
+
+/** Rows read per kind and pass; more are read in the next pass. */
+const PAGE = 256
+
+interface PluginState {
+  plugin: PluginRecord
+  filter: StoredPluginFilter
+  selector: MessageSelector
+}
+
+interface Activation {
+  subscriptionId: number
+  position: Promise<FeedPosition>
+}
+
+/**
+ * @example
+ * const delivery = createPluginDelivery(ctx)
+ * const { connection } = await delivery.connect(plugin, member)
+ * await connection.subscribe({})
+ */
+export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
+  const { store, doorbell, logger } = ctx
+  const channels = new Map<number, Channel>()
+  /** Feed positions of activations made by this instance, by plugin id. */
+  const activations = new Map<number, Activation>()
+  let closed = false
+
+  // Listening only while some plugin is connected here (an idle hub holds no doorbell listener).
+  let off: (() => void) | undefined
+  const onEvent = (event: DoorbellEvent): void => {
+    if (event.kind === 'plugin') {
+      channels.get(event.id)?.refresh()
+      return
+    }
+    for (const channel of channels.values()) channel.route(event)
+  }
+  function listen (): void {
+    if (off === undefined && !closed) off = doorbell.subscribe(onEvent)
+  }
+  function unlisten (): void {
+    if (channels.size > 0 || off === undefined) return
+    off()
+    off = undefined
+  }
+
+  /** Where the consumers of an activation start: the position taken when it was made. */
+  function activationStart (pluginId: number, subscriptionId: number): Promise<FeedPosition> {
+    const known = activations.get(pluginId)
+    if (known !== undefined && known.subscriptionId === subscriptionId) return known.position
+    // Made by another instance: the best this one can do is now.
+    const position = store.feed.position()
+    activations.set(pluginId, { subscriptionId, position })
+    return position
+  }
+
+  async function ownerScope (ownerId: number): Promise<DataScope | undefined> {
+    const owner = await store.users.findById(ownerId)
+    if (owner === undefined || owner.status !== UserStatus.Active) return undefined
+    if (owner.role === UserRole.Administrator) return FULL_SCOPE
+    const networkIds = await store.users.networkIds(owner.id)
+    const deviceTypeIds = owner.allDeviceTypesAvailable ? 'all' : await store.users.deviceTypeIds(owner.id)
+    return { networkIds, deviceTypeIds }
+  }
+
+  /** The plugin as delivery sees it now; undefined when deleted, null when nothing may flow. */
+  async function readState (pluginId: number): Promise<PluginState | null | undefined> {
+    const plugin = await store.plugins.findById(pluginId)
+    if (plugin === undefined) return undefined
+    if (plugin.status !== PluginStatus.ACTIVE) return null
+    const scope = await ownerScope(plugin.userId)
+    if (scope === undefined) return null
+    const filter = parseStoredFilter(plugin.filter)
+    return { plugin, filter, selector: selectorOf(filter, scope) }
+  }
+
+  class Channel {
+    readonly connections = new Set<Connection>()
+    readonly consumers = new Set<Consumer>()
+    readonly groups = new Map<string, Consumer>()
+    private filter: StoredPluginFilter | undefined
+    /** P7: one cId per activation, shared by every consumer of the plugin. */
+    private readonly cIds = new Map<number, string>()
+
+    constructor (readonly pluginId: number, filter: string) {
+      this.filter = parseStoredFilter(filter)
+    }
+
+    /** Cheap routing on the doorbell's keys: kick the consumers only if the event may match. */
+    route (event: DoorbellEvent): void {
+      if (this.consumers.size === 0) return
+      if (event.kind !== 'resync' && this.filter !== undefined && !mayMatch(this.filter, event)) return
+      for (const consumer of this.consumers) consumer.kick()
+    }
+
+    /** The plugin changed (status, filter) or was deleted. */
+    refresh (): void {
+      store.plugins.findById(this.pluginId).then((plugin) => {
+        if (plugin === undefined) return this.gone()
+        this.filter = parseStoredFilter(plugin.filter)
+        for (const consumer of this.consumers) consumer.kick()
+      }, (error: unknown) => logger.error({ err: error, pluginId: this.pluginId }, 'plugin refresh failed'))
+    }
+
+    cIdOf (subscriptionId: number): string {
+      let cId = this.cIds.get(subscriptionId)
+      if (cId === undefined) {
+        if (this.cIds.size > 16) this.cIds.clear()
+        cId = randomUUID()
+        this.cIds.set(subscriptionId, cId)
+      }
+      return cId
+    }
+
+    gone (): void {
+      for (const connection of [...this.connections]) connection.gone()
+    }
+
+    drop (connection: Connection): void {
+      this.connections.delete(connection)
+      if (this.connections.size === 0 && channels.get(this.pluginId) === this) {
+        channels.delete(this.pluginId)
+        unlisten()
+      }
+    }
+  }
+
+  class Consumer {
+    readonly members: Connection[] = []
+    private next = 0
+    private pumping = false
+    private dirty = false
+    closed = false
+    /** The activation `position` belongs to; null = none yet (start at the next activation). */
+    private activation: number | null
+    private cId = ''
+
+    constructor (readonly channel: Channel, readonly group: string | undefined, private position: FeedPosition, activation: number | null) {
+      this.activation = activation
+    }
+
+    add (member: Connection): void {
+      this.members.push(member)
+    }
+
+    remove (member: Connection): void {
+      const index = this.members.indexOf(member)
+      if (index >= 0) this.members.splice(index, 1)
+      if (this.members.length > 0) return
+      this.closed = true
+      this.channel.consumers.delete(this)
+      if (this.group !== undefined) this.channel.groups.delete(this.group)
+    }
+
+    kick (): void {
+      if (this.closed) return
+      if (this.pumping) {
+        this.dirty = true
+        return
+      }
+      void this.pump()
+    }
+
+    private async pump (): Promise<void> {
+      this.pumping = true
+      try {
+        do {
+          this.dirty = false
+          const state = await readState(this.channel.pluginId)
+          if (state === undefined) return this.channel.gone()
+          if (state === null) {
+            // Not active: the next activation decides where delivery resumes.
+            if (this.activation !== null) this.activation = null
+            continue
+          }
+          const subscriptionId = state.plugin.subscriptionId ?? 0
+          if (this.activation !== subscriptionId) {
+            this.position = await activationStart(state.plugin.id, subscriptionId)
+            this.activation = subscriptionId
+          }
+          this.cId = this.channel.cIdOf(subscriptionId)
+          while (!this.closed && await this.pass(state)) { /* a full page: read on */ }
+        } while (this.dirty && !this.closed)
+      } catch (error) {
+        logger.error({ err: error, pluginId: this.channel.pluginId }, 'plugin delivery failed')
+        // Try again on the next doorbell; the position only moves past delivered events.
+      } finally {
+        this.pumping = false
+      }
+    }
+
+    /** One read and delivery; true when a page was full (more may follow at once). */
+    private async pass (state: PluginState): Promise<boolean> {
+      const { filter, selector } = state
+      const start = this.position
+      // Where the feed stands: a kind read to its end moves past the rows that did not match,
+      // so a plugin whose filter rarely matches does not read the same rows again and again.
+      const mark = await store.feed.position()
+      const [notifications, commands, updates] = await Promise.all([
+        filter.kinds.has('notification') ? store.feed.notifications({ selector, after: start.notification, limit: PAGE }) : [],
+        filter.kinds.has('command') ? store.feed.commands({ selector, after: start.command, limit: PAGE }) : [],
+        filter.kinds.has('command-update') ? store.feed.updates({ selector, after: start.update, limit: PAGE }) : []
+      ])
+      const { items, complete } = mergeByCommit(notifications, commands, updates)
+      let { notification, command, update } = start
+      for (const item of items) {
+        if (this.closed || this.members.length === 0) return false
+        if (item.kind === 'notification') notification = item.record.id
+        else if (item.kind === 'command') command = item.record.id
+        else update = (item.record as CommandRecord).lastUpdated
+        this.position = { notification, command, update }
+        const member = this.members[this.next++ % this.members.length]!
+        const delivery: PluginDeliveryItem = { kind: item.kind, cursor: encodeFeedCursor(this.position), cId: this.cId }
+        if (item.kind === 'notification') delivery.notification = item.record as NotificationRecord
+        else delivery.command = item.record as CommandRecord
+        member.member.deliver(delivery)
+        const wait = member.member.ready()
+        if (wait !== undefined) await wait
+      }
+      if (this.closed) return false
+      this.position = {
+        notification: complete[0] ? Math.max(notification, mark.notification) : notification,
+        command: complete[1] ? Math.max(command, mark.command) : command,
+        update: complete[2] ? Math.max(update, mark.update) : update
+      }
+      return !complete.every(Boolean)
+    }
+  }
+
+  class Connection implements PluginConnection {
+    private consumer: Consumer | undefined
+    private closed = false
+
+    constructor (readonly channel: Channel, readonly member: PluginMember) {}
+
+    get pluginId (): number {
+      return this.channel.pluginId
+    }
+
+    get subscribed (): boolean {
+      return this.consumer !== undefined
+    }
+
+    async subscribe (options: PluginSubscribeOptions): Promise<void> {
+      const current = this.consumer
+      // P11: the same subscription again changes nothing; a new group moves the connection.
+      if (current !== undefined && current.group === options.group) return
+      const { channel } = this
+      const joined = options.group === undefined ? undefined : channel.groups.get(options.group)
+      let consumer: Consumer
+      if (joined !== undefined) {
+        consumer = joined
+      } else {
+        const plugin = await store.plugins.findById(channel.pluginId)
+        const position = options.after ?? await store.feed.position()
+        const activation = plugin?.status === PluginStatus.ACTIVE ? plugin.subscriptionId ?? 0 : null
+        // The group may have been formed while this one read.
+        const raced = options.group === undefined ? undefined : channel.groups.get(options.group)
+        if (raced !== undefined) consumer = raced
+        else {
+          consumer = new Consumer(channel, options.group, position, activation)
+          channel.consumers.add(consumer)
+          if (options.group !== undefined) channel.groups.set(options.group, consumer)
+        }
+      }
+      if (this.closed) return
+      current?.remove(this)
+      consumer.add(this)
+      this.consumer = consumer
+      consumer.kick()
+    }
+
+    unsubscribe (): void {
+      this.consumer?.remove(this)
+      this.consumer = undefined
+    }
+
+    gone (): void {
+      this.unsubscribe()
+      this.member.gone()
+    }
+
+    async close (): Promise<void> {
+      if (this.closed) return
+      this.closed = true
+      this.unsubscribe()
+      this.channel.drop(this)
+      if (channels.has(this.pluginId)) return
+      // P5: the plugin's last connection on this instance closed.
+      const plugin = await store.plugins.findById(this.pluginId)
+      // Deleted, already inactive, or a new connection came meanwhile.
+      if (plugin === undefined || plugin.status === PluginStatus.INACTIVE || channels.has(this.pluginId)) return
+      await delivery.update(plugin, { status: PluginStatus.INACTIVE, subscriptionId: null })
+    }
+  }
+
+  const delivery: PluginDelivery = {
+    async connect (plugin, member) {
+      let channel = channels.get(plugin.id)
+      if (channel === undefined) {
+        channel = new Channel(plugin.id, plugin.filter)
+        channels.set(plugin.id, channel)
+        listen()
+      }
+      const connection = new Connection(channel, member)
+      channel.connections.add(connection)
+      if (plugin.status !== PluginStatus.ACTIVE) {
+        await delivery.update(plugin, { status: PluginStatus.ACTIVE })
+        plugin = await store.plugins.findById(plugin.id) ?? plugin
+      }
+      return { connection, plugin }
+    },
+
+    async update (plugin, patch) {
+      const activating = patch.status === PluginStatus.ACTIVE && (plugin.status !== PluginStatus.ACTIVE || plugin.subscriptionId === null)
+      const write: PluginPatch = { ...patch }
+      if (activating) {
+        write.subscriptionId = randomInt(1, 2 ** 48)
+        // Taken before the change commits: every event after the activation follows.
+        const position = store.feed.position()
+        position.catch(() => undefined)
+        activations.set(plugin.id, { subscriptionId: write.subscriptionId, position })
+        await position
+      }
+      return store.transaction(async (tx) => {
+        const changed = await tx.plugins.update(plugin.id, write)
+        if (changed) await ringPlugin(plugin, tx)
+        return changed
+      })
+    },
+
+    async delete (plugin) {
+      const deleted = await store.transaction(async (tx) => {
+        const done = await tx.plugins.delete(plugin.id)
+        if (done) await ringPlugin(plugin, tx)
+        return done
+      })
+      activations.delete(plugin.id)
+      return deleted
+    },
+
+    get connections () {
+      let count = 0
+      for (const channel of channels.values()) count += channel.connections.size
+      return count
+    },
+
+    close () {
+      if (closed) return
+      closed = true
+      off?.()
+      off = undefined
+    }
+  }
+
+  async function ringPlugin (plugin: PluginRecord, tx: typeof store): Promise<void> {
+    await doorbell.publish({ kind: 'plugin', id: plugin.id, deviceId: '', networkId: null, deviceTypeId: null, name: plugin.topicName }, tx)
+  }
+
+  return delivery
+}
+
+/** The SQL side of the filter: device or networks/types, intersected with the owner's scope; names. */
+function selectorOf (filter: StoredPluginFilter, scope: DataScope): MessageSelector {
+  const narrow = (owner: 'all' | readonly number[], wanted: readonly number[] | undefined): 'all' | readonly number[] => {
+    if (wanted === undefined) return owner
+    if (owner === 'all') return wanted
+    return wanted.filter((id) => owner.includes(id))
+  }
+  return {
+    scope: { networkIds: narrow(scope.networkIds, filter.networkIds), deviceTypeIds: narrow(scope.deviceTypeIds, filter.deviceTypeIds) },
+    deviceIds: filter.deviceId === undefined ? undefined : [filter.deviceId],
+    names: filter.names
+  }
+}
+
+const SYSTEM = new Set(['$device-add', '$device-update'])
+
+/** The filter rules that the doorbell's routing keys can decide (scope is left to the read). */
+function mayMatch (filter: StoredPluginFilter, event: DoorbellEvent): boolean {
+  if (event.kind !== 'notification' && event.kind !== 'command' && event.kind !== 'command-update') return false
+  if (!filter.kinds.has(event.kind)) return false
+  if (filter.deviceId !== undefined && event.deviceId !== filter.deviceId) return false
+  if (filter.networkIds !== undefined && (event.networkId === null || !filter.networkIds.includes(event.networkId))) return false
+  if (filter.deviceTypeIds !== undefined && (event.deviceTypeId === null || !filter.deviceTypeIds.includes(event.deviceTypeId))) return false
+  if (filter.names !== undefined) return filter.names.includes(event.name)
+  return !SYSTEM.has(event.name)
+}
+
+interface FeedItem {
+  kind: PluginEventKind
+  record: NotificationRecord | CommandRecord
+  key: number
+}
+
+/**
+ * Merges the three kinds, each already in commit order, into one sequence by their clock
+ * stamps (server-assigned stamps follow commit order). When a kind filled its page, nothing
+ * later than its last item is taken from the others yet, so the next pass cannot put an
+ * earlier item after a later one. `complete[i]`: list i was read to its end and taken whole.
+ */
+function mergeByCommit (notifications: NotificationRecord[], commands: CommandRecord[], updates: CommandRecord[]): { items: FeedItem[], complete: boolean[] } {
+  const lists: FeedItem[][] = [
+    notifications.map((record) => ({ kind: 'notification', record, key: record.timestamp })),
+    commands.map((record) => ({ kind: 'command', record, key: record.timestamp })),
+    // An update never goes before the insert of its command, whatever timestamp a client gave.
+    updates.map((record) => ({ kind: 'command-update', record, key: Math.max(record.lastUpdated, record.timestamp) }))
+  ]
+  const full = lists.map((list) => list.length === PAGE)
+  const complete = full.map((isFull) => !isFull)
+  let bound = Number.POSITIVE_INFINITY
+  lists.forEach((list, i) => {
+    if (full[i] && list.length > 0) bound = Math.min(bound, list[list.length - 1]!.key)
+  })
+  const heads = [0, 0, 0]
+  const items: FeedItem[] = []
+  for (;;) {
+    let pick = -1
+    for (let i = 0; i < 3; i++) {
+      const item = lists[i]![heads[i]!]
+      if (item === undefined) continue
+      if (pick === -1 || item.key < lists[pick]![heads[pick]!]!.key) pick = i
+    }
+    if (pick === -1) break
+    const item = lists[pick]![heads[pick]!]!
+    // Beyond the bound only full kinds continue (each in its own exact order): progress is sure.
+    if (item.key > bound && !full[pick]) {
+      lists[pick] = lists[pick]!.slice(0, heads[pick])
+      complete[pick] = false
+      continue
+    }
+    heads[pick]!++
+    items.push(item)
+  }
+  return { items, complete }
+}

@@ -1,0 +1,219 @@
+/**
+ * Device presence (issue 15): `lastSeen` moves on device-authored activity (notification
+ * insert, command poll, command update, an open real-time stream for one device), written at
+ * most once per `throttleMs` per device and instance; a device is `online` while it has an
+ * open real-time connection here or was seen within `windowMs`. Open connections are
+ * refreshed every `heartbeatMs` (< window), so every instance over the same database reads the
+ * same answer from `lastSeen` alone.
+ *
+ * Opt-in (`notifications: true`): `$device-online` when a device comes online and
+ * `$device-offline` when the sweep finds its window expired. Both are conditional writes on
+ * the presence row, so with several instances exactly one of them announces each change.
+ */
+import type { ServiceContext } from '../context.js'
+import { recordNotification } from '../notifications/record-notification.js'
+import type { Store } from '../ports.js'
+import { formatTimestamp } from '../time.js'
+
+export interface PresenceSettings {
+  /** A device seen within this window (ms) is online (default 60 s, at least 1 s). */
+  windowMs: number
+  /** Send `$device-online` / `$device-offline` notifications (default false). */
+  notifications: boolean
+}
+
+export const DEFAULT_PRESENCE: PresenceSettings = { windowMs: 60_000, notifications: false }
+
+export interface DevicePresence {
+  /** Epoch ms of the last device-authored activity, or null when never seen. */
+  lastSeen: number | null
+  online: boolean
+}
+
+export interface Presence {
+  readonly settings: Readonly<PresenceSettings>
+  /**
+   * Records device-authored activity. Throttled per device; never rejects (a failed write is
+   * logged: presence must not fail the request that carried it).
+   *
+   * @example
+   * await hub.presence.seen('sensor-1')
+   */
+  seen(deviceId: string): Promise<void>
+  /**
+   * A real-time connection (WebSocket subscription, SSE stream) acting for one device opened
+   * on this instance; call the returned function when it closes. The device is online while
+   * at least one is open (refreshed every heartbeat, so other instances see it too).
+   *
+   * @example
+   * const closed = hub.presence.connectionOpened(deviceId)
+   * socket.on('close', closed)
+   */
+  connectionOpened(deviceId: string): () => void
+  /** `lastSeen` and `online` of each device id given (absent ones never seen: null / offline unless connected here). */
+  describe(deviceIds: readonly string[]): Promise<Map<string, DevicePresence>>
+  /** The earliest `lastSeen` that still counts as online now. */
+  freshSince(): number
+  /** Announces offline the devices whose window expired (with `notifications`); returns how many. */
+  sweep(): Promise<number>
+  /** Starts the heartbeat of open connections and, with `notifications`, the offline sweep. */
+  start(): void
+  /** Stops the timers and waits for presence writes in flight. */
+  stop(): Promise<void>
+}
+
+type Ctx = Pick<ServiceContext, 'store' | 'doorbell' | 'clock' | 'logger'>
+
+const SWEEP_BATCH = 500
+
+/**
+ * @example
+ * const presence = createPresence(ctx, { windowMs: 30_000, notifications: true })
+ * presence.start()
+ */
+export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {}): Presence {
+  const { store, clock, logger } = ctx
+  const settings: PresenceSettings = { ...DEFAULT_PRESENCE, ...options }
+  if (!Number.isSafeInteger(settings.windowMs) || settings.windowMs < 1000) throw new Error('presence window must be at least 1 s')
+  const windowMs = settings.windowMs
+  // At most one write per device per throttle; open connections refresh well inside the window.
+  const throttleMs = Math.min(5000, Math.floor(windowMs / 4))
+  const heartbeatMs = Math.min(15_000, Math.floor(windowMs / 3))
+  const sweepMs = Math.min(5000, Math.floor(windowMs / 4))
+  const written = new Map<string, number>()
+  const connections = new Map<string, number>()
+  const inFlight = new Set<Promise<unknown>>()
+  let heartbeat: NodeJS.Timeout | undefined
+  let sweeper: NodeJS.Timeout | undefined
+  let stopped = false
+
+  function track<T> (promise: Promise<T>): Promise<T> {
+    inFlight.add(promise)
+    void promise.finally(() => inFlight.delete(promise)).catch(() => {})
+    return promise
+  }
+
+  async function announce (tx: Store, deviceId: string, name: '$device-online' | '$device-offline', lastSeen: number | undefined): Promise<void> {
+    const device = await tx.devices.findById(deviceId)
+    if (device === undefined) return
+    await recordNotification(ctx, {
+      notification: name,
+      deviceId,
+      networkId: device.networkId,
+      deviceTypeId: device.deviceTypeId,
+      parameters: { online: name === '$device-online', lastSeen: lastSeen === undefined ? null : formatTimestamp(lastSeen) }
+    }, tx)
+  }
+
+  async function write (deviceId: string, now: number): Promise<void> {
+    const since = now - windowMs
+    if (await store.presence.refresh(deviceId, now, since)) return
+    await store.transaction(async (tx) => {
+      const before = settings.notifications ? (await tx.presence.lastSeen([deviceId])).get(deviceId) : undefined
+      const change = await tx.presence.markOnline(deviceId, now, since)
+      if (!settings.notifications || change === 'none') return
+      // Came back before a sweep noticed it had gone: announce both, in order.
+      if (change === 'expired') await announce(tx, deviceId, '$device-offline', before)
+      await announce(tx, deviceId, '$device-online', now)
+    })
+  }
+
+  function seen (deviceId: string, force = false): Promise<void> {
+    // After stop() the store may be closing: nothing more is written.
+    if (stopped) return Promise.resolve()
+    const now = clock.now()
+    const last = written.get(deviceId)
+    if (!force && last !== undefined && now - last < throttleMs) return Promise.resolve()
+    written.set(deviceId, now)
+    return track(write(deviceId, now).catch((error: unknown) => {
+      // The device may have been deleted meanwhile; presence is best effort.
+      written.delete(deviceId)
+      logger.debug({ err: error, deviceId }, 'presence write failed')
+    }))
+  }
+
+  async function sweep (): Promise<number> {
+    if (!settings.notifications) return 0
+    let count = 0
+    const since = clock.now() - windowMs
+    const expired = await store.presence.listExpired(since, SWEEP_BATCH)
+    for (const deviceId of expired) {
+      if (stopped) break
+      // Connected here: the heartbeat is about to refresh it.
+      if (connections.has(deviceId)) continue
+      const done = await store.transaction(async (tx) => {
+        const before = (await tx.presence.lastSeen([deviceId])).get(deviceId)
+        if (!(await tx.presence.markOffline(deviceId, since))) return false
+        await announce(tx, deviceId, '$device-offline', before)
+        return true
+      })
+      if (done) count++
+    }
+    return count
+  }
+
+  function scheduleSweep (): void {
+    if (stopped || !settings.notifications) return
+    sweeper = setTimeout(() => {
+      void track(sweep().catch((error: unknown) => {
+        logger.warn({ err: error }, 'presence sweep failed')
+        return 0
+      })).then(scheduleSweep)
+    }, sweepMs)
+    sweeper.unref()
+  }
+
+  return {
+    settings,
+    seen: (deviceId) => seen(deviceId),
+
+    connectionOpened (deviceId) {
+      connections.set(deviceId, (connections.get(deviceId) ?? 0) + 1)
+      void seen(deviceId, true)
+      let open = true
+      return () => {
+        if (!open) return
+        open = false
+        const left = (connections.get(deviceId) ?? 1) - 1
+        if (left > 0) connections.set(deviceId, left)
+        else connections.delete(deviceId)
+        // Its last moment online counts as seen.
+        void seen(deviceId, true)
+      }
+    },
+
+    async describe (deviceIds) {
+      const since = clock.now() - windowMs
+      const seenAt = await store.presence.lastSeen(deviceIds)
+      const result = new Map<string, DevicePresence>()
+      for (const id of deviceIds) {
+        const lastSeen = seenAt.get(id) ?? null
+        result.set(id, { lastSeen, online: connections.has(id) || (lastSeen !== null && lastSeen >= since) })
+      }
+      return result
+    },
+
+    freshSince: () => clock.now() - windowMs,
+
+    sweep,
+
+    start () {
+      if (stopped || heartbeat !== undefined) return
+      heartbeat = setInterval(() => {
+        for (const deviceId of connections.keys()) void seen(deviceId, true)
+        // Forget throttle entries that can no longer throttle anything.
+        const old = clock.now() - throttleMs
+        for (const [deviceId, at] of written) if (at < old) written.delete(deviceId)
+      }, heartbeatMs)
+      heartbeat.unref()
+      scheduleSweep()
+    },
+
+    async stop () {
+      stopped = true
+      if (heartbeat !== undefined) clearInterval(heartbeat)
+      if (sweeper !== undefined) clearTimeout(sweeper)
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The doorbell seam: a doorbell, not a message bus. Events carry ids and routing keys, never whole
+ * rows; a woken waiter reads the store again. Any doorbell is interchangeable and a lost doorbell
+ * costs latency, never data.
+ */
+import type { Store } from '../ports.js'
+
+/**
+ * `resync` carries no item: the doorbell may have missed doorbells (e.g. a database doorbell lost and
+ * re-established its connection), so every waiter must read the store again whatever it
+ * waits for. Its `id` is 0, `deviceId` and `name` are '' and the routing ids are null.
+ *
+ * `plugin` says a plugin's status or filter changed, or it was deleted: `id` is the plugin id,
+ * `name` its topic, `deviceId` '' and the routing ids null. Message waiters ignore it.
+ *
+ * `revoke` says a user's rights may have shrunk (role, status, password, assignments, deletion):
+ * `id` is the user id, 0 for every user (a network or device type was deleted). Waits and
+ * subscriptions of that user stop (see `auth/revocations.ts`).
+ */
+export type DoorbellEventKind = 'command' | 'command-update' | 'notification' | 'resync' | 'plugin' | 'revoke'
+
+export interface DoorbellEvent {
+  kind: DoorbellEventKind
+  /** Id of the command or notification. */
+  id: number
+  deviceId: string
+  networkId: number | null
+  deviceTypeId: number | null
+  /** Command or notification name. */
+  name: string
+}
+
+export type DoorbellListener = (event: DoorbellEvent) => void
+
+export interface Doorbell {
+  /**
+   * Rings the doorbell for an item written in `tx`. Call it inside the write transaction: a
+   * doorbell that rides the database (PostgreSQL NOTIFY) sends it there so it fires at commit; the
+   * memory doorbell delivers after commit (`tx.afterCommit`). Without `tx` it rings at once.
+   */
+  publish(event: DoorbellEvent, tx?: Store): Promise<void>
+  /**
+   * Registers a listener; returns the function that removes it (idempotent). A doorbell should hand
+   * the same event object to every listener: waiters woken by one event share one read keyed by
+   * it (a distinct object per listener stays correct, only costs more reads). A listener that
+   * throws must not stop delivery to the others.
+   */
+  subscribe(listener: DoorbellListener): () => void
+  /**
+   * When this doorbell's rings can ride the write statement of `store` itself (PostgreSQL NOTIFY
+   * on a PostgreSQL store), the channel to hand the repository (`StoreRing`); the writer then
+   * skips `publish`, and the write is one statement and one round trip. Undefined (or absent):
+   * call `publish`.
+   */
+  storeChannel?(store: Store): string | undefined
+  close(): Promise<void>
+}

@@ -1,0 +1,276 @@
+/**
+ * A continuous message stream: the core of every push transport (WebSocket subscriptions,
+ * Server-Sent Events) and a sibling of the one-shot long poll (long-poll.ts) built from the same
+ * rules. Order of work, so that nothing is lost or repeated (R9):
+ *
+ * 1. register on the doorbell (doorbells that ring from now on are queued, not lost);
+ * 2. read the high-water mark: live items are those committed after it (`fresh`);
+ * 3. read the first backlog page after the given cursor (oldest first, pages of 100 up to `backlogLimit`);
+ * 4. `start(sink)`: hand over the backlog page by page, then the queued and later live items in
+ *    doorbell order, skipping live items the backlog already delivered.
+ *
+ * No store connection is held between doorbells. A `resync` doorbell (doorbells may have been lost)
+ * reads again after the newest cursor delivered.
+ */
+import type { HighWater } from '../commands/command-ports.js'
+import { DeviceHubError } from '../errors.js'
+import type { WaiterRegistry } from './cancellation.js'
+import type { Doorbell, DoorbellEvent } from './doorbell.js'
+
+/** One delivered item and its cursor (epoch ms: the timestamp, or `lastUpdated` for command updates). */
+export interface StreamItem<V> {
+  cursor: number
+  item: V
+}
+
+export interface MessageStreamSpec<R, V> {
+  doorbell: Doorbell
+  /** Closes the stream at shutdown. */
+  waiters?: WaiterRegistry
+  /** Cheap check on the doorbell's routing keys, before any read. */
+  routes(event: DoorbellEvent): boolean
+  highWater(): Promise<HighWater>
+  /** Items strictly after `after`, oldest first, at most `limit`. */
+  readAfter(after: number, limit: number): Promise<R[]>
+  /** The item a doorbell names (shared between listeners); undefined when gone. */
+  load(event: DoorbellEvent): Promise<R | undefined>
+  /** Filters of a live item (scope at event time, names, lifetime). */
+  matches(item: R): boolean
+  /** Whether a live item was committed after the mark (else it belongs to the past). */
+  fresh(item: R, mark: HighWater): boolean
+  cursorOf(item: R): number
+  /** The delivered view of a record (memoise it: one view per record for every stream). */
+  view(item: R): V
+  /** Distinguishes deliveries (id, or id and lastUpdated for updates). */
+  keyOf(item: R): string | number
+  /** Backlog cursor: items strictly after it; `undefined` = live only. */
+  after?: number
+  /** Most backlog items delivered (default: all, read in pages of 100). */
+  backlogLimit?: number
+}
+
+/** Receives items in order; returning a promise holds delivery until it settles (backpressure). */
+export type StreamSink<V> = (item: StreamItem<V>) => void | Promise<void>
+
+/** A running stream; see {@link openMessageStream}. */
+export interface MessageStream<V> {
+  /**
+   * Starts delivery: the backlog (read page by page), then live items as they come. `onError`
+   * is called at most once (a store failure); the stream is closed then.
+   */
+  start(sink: StreamSink<V>, onError?: (error: unknown) => void): void
+  /** Stops delivery and releases the doorbell listener. Idempotent. */
+  close(): void
+  readonly closed: boolean
+  /** Called once when the stream closes (by `close()`, shutdown or an error). */
+  onClose?: () => void
+}
+
+const PAGE = 100
+
+/** A queue entry: the items a resync read found. */
+class Resynced<R> {
+  constructor (readonly items: R[]) {}
+}
+
+/**
+ * Opens a stream; resolves once the backlog is read (failures of that read reject).
+ *
+ * @example
+ * const stream = await openMessageStream(spec)
+ * stream.start(({ cursor, item }) => send(cursor, item))
+ * stream.close()
+ */
+export async function openMessageStream<R, V> (spec: MessageStreamSpec<R, V>): Promise<MessageStream<V>> {
+  const stream = new Stream(spec)
+  try {
+    await stream.open()
+  } catch (error) {
+    stream.close()
+    throw error
+  }
+  return stream
+}
+
+/** One stream as one object with prototype methods: thousands may be open at once. */
+class Stream<R, V> implements MessageStream<V> {
+  closed = false
+  onClose?: () => void
+  private mark: HighWater = { id: 0, clock: 0 }
+  /** The backlog page read and not yet delivered. */
+  private backlog: R[] = []
+  /** Backlog items still allowed after this page (the cap), and whether the store may hold more. */
+  private remaining = 0
+  private more = false
+  /** Cursor of the last backlog item read (the next page reads after it). */
+  private pageAfter = 0
+  /** Keys of backlog items that are also fresh: their doorbell may still come. */
+  private seen: Set<string | number> | undefined
+  /** Newest cursor delivered (the next backlog page and a resync read after it). */
+  private last = 0
+  /** Reads in doorbell order: one item, or what a resync read found. */
+  private queue: Array<Promise<R | Resynced<R> | undefined>> = []
+  private sink: StreamSink<V> | undefined
+  private onError: ((error: unknown) => void) | undefined
+  private draining = false
+  private readonly unsubscribe: () => void
+  private registered = false
+
+  constructor (private readonly spec: MessageStreamSpec<R, V>) {
+    this.unsubscribe = spec.doorbell.subscribe(this.onEvent)
+  }
+
+  async open (): Promise<void> {
+    const { spec } = this
+    this.mark = await spec.highWater()
+    this.last = Math.max(this.mark.clock, spec.after ?? 0)
+    if (spec.after !== undefined) {
+      this.remaining = spec.backlogLimit ?? Number.POSITIVE_INFINITY
+      await this.readPage(spec.after)
+    }
+    if (spec.waiters !== undefined) {
+      if (spec.waiters.closed) throw new DeviceHubError('UNAVAILABLE', 'Server is shutting down')
+      spec.waiters.add(this.release)
+      this.registered = true
+    }
+  }
+
+  /** Reads the next backlog page (at most 100, within the cap) after `after`. */
+  private async readPage (after: number): Promise<void> {
+    const want = Math.min(PAGE, this.remaining)
+    const page = want > 0 ? await this.spec.readAfter(after, want) : []
+    this.remaining -= page.length
+    this.more = page.length === want && this.remaining > 0
+    if (page.length > 0) this.pageAfter = this.spec.cursorOf(page[page.length - 1]!)
+    for (const item of page) {
+      if (this.spec.fresh(item, this.mark)) (this.seen ??= new Set()).add(this.spec.keyOf(item))
+    }
+    this.backlog = page
+  }
+
+  start (sink: StreamSink<V>, onError?: (error: unknown) => void): void {
+    if (this.closed || this.sink !== undefined) return
+    this.sink = sink
+    this.onError = onError
+    void this.drain()
+  }
+
+  private readonly release = (): void => {
+    this.close()
+  }
+
+  private readonly onEvent = (event: DoorbellEvent): void => {
+    if (this.closed) return
+    if (event.kind === 'resync') {
+      // Reads after the newest cursor delivered when the read runs (after what is queued before it).
+      const previous = this.queue.length > 0 ? this.queue[this.queue.length - 1]! : Promise.resolve(undefined)
+      const read = previous.catch(() => undefined).then(() => this.spec.readAfter(this.last, PAGE)).then((items) => new Resynced(items))
+      read.catch(() => undefined)
+      this.queue.push(read)
+    } else if (this.spec.routes(event)) {
+      const read = this.spec.load(event)
+      read.catch(() => undefined)
+      this.queue.push(read)
+    } else {
+      return
+    }
+    if (this.sink !== undefined) void this.drain()
+  }
+
+  /** Delivers the backlog pages, then the live items; waits whenever the sink asks to. */
+  private async drain (): Promise<void> {
+    if (this.draining) return
+    this.draining = true
+    try {
+      while (!this.closed) {
+        if (this.backlog.length > 0) {
+          const page = this.backlog
+          this.backlog = []
+          for (const item of page) {
+            if (this.closed) return
+            await this.deliver(item)
+          }
+          if (this.more && !this.closed) await this.readPage(this.pageAfter)
+          continue
+        }
+        if (this.queue.length === 0) break
+        const item = await this.queue.shift()!
+        if (item === undefined || this.closed) continue
+        if (item instanceof Resynced) {
+          for (const found of item.items) {
+            if (this.closed) break
+            if (!this.spec.matches(found) || this.spec.cursorOf(found) <= this.last) continue
+            ;(this.seen ??= new Set()).add(this.spec.keyOf(found))
+            await this.deliver(found)
+          }
+          continue
+        }
+        if (!this.spec.matches(item) || !this.spec.fresh(item, this.mark)) continue
+        if (this.seen !== undefined && this.seen.delete(this.spec.keyOf(item))) continue
+        await this.deliver(item)
+      }
+    } catch (error) {
+      const onError = this.onError
+      this.close()
+      onError?.(error)
+    } finally {
+      this.draining = false
+    }
+  }
+
+  /** Hands one item to the sink; a sink that returns a promise holds delivery until it settles. */
+  private deliver (item: R): Promise<void> | undefined {
+    const cursor = this.spec.cursorOf(item)
+    if (cursor > this.last) this.last = cursor
+    const wait = this.sink!({ cursor, item: this.spec.view(item) })
+    return wait === undefined ? undefined : wait
+  }
+
+  close (): void {
+    if (this.closed) return
+    this.closed = true
+    this.queue = []
+    this.backlog = []
+    this.unsubscribe()
+    if (this.registered) this.spec.waiters!.remove(this.release)
+    this.onClose?.()
+  }
+}
+
+/**
+ * Reads a stream as an async iterable (for code that prefers `for await`); items are buffered
+ * without bound, so transports that may meet slow readers use `start()` with their own cap.
+ *
+ * @example
+ * for await (const { item } of iterateStream(stream)) console.log(item)
+ */
+export async function * iterateStream<V> (stream: MessageStream<V>): AsyncGenerator<StreamItem<V>> {
+  const buffer: Array<StreamItem<V>> = []
+  let wake: (() => void) | undefined
+  let failure: { error: unknown } | undefined
+  const previous = stream.onClose
+  stream.onClose = () => {
+    previous?.()
+    wake?.()
+  }
+  stream.start((item) => {
+    buffer.push(item)
+    wake?.()
+  }, (error) => {
+    failure = { error }
+  })
+  try {
+    while (true) {
+      if (buffer.length > 0) {
+        yield buffer.shift()!
+        continue
+      }
+      if (failure !== undefined) throw failure.error
+      if (stream.closed) return
+      await new Promise<void>((resolve) => { wake = resolve })
+      wake = undefined
+    }
+  } finally {
+    stream.close()
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The cross-instance doorbell: PostgreSQL LISTEN/NOTIFY. Each instance holds ONE dedicated LISTEN
+ * connection (a `pg.Client`, outside any pool). Writers send `pg_notify` inside their write
+ * transaction (`tx.notify`), so the doorbell rings exactly at commit and never for a rolled-back
+ * row; every instance (the writer's included) hears it on its LISTEN connection and wakes its
+ * local listeners. After a lost connection the doorbell reconnects with exponential backoff and
+ * wakes every listener with a `resync` event, because doorbells sent meanwhile are gone.
+ */
+import type * as PgModule from 'pg'
+import type { Client, Notification } from 'pg'
+import type { Logger, Store } from '../core/ports.js'
+import { silentLogger } from '../core/ports.js'
+import type { Doorbell, DoorbellEvent, DoorbellEventKind, DoorbellListener } from '../core/realtime/doorbell.js'
+
+export const DEFAULT_HUB_CHANNEL = 'devicehub_events'
+
+/** `application_name` of the LISTEN connection, so operators (and tests) find it in pg_stat_activity. */
+export const DEFAULT_DOORBELL_APPLICATION_NAME = 'devicehub-doorbell'
+
+/** Channel names are plain lower-case identifiers, so LISTEN and pg_notify agree on them. */
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+const EVENT_KINDS: ReadonlySet<string> = new Set<DoorbellEventKind>(['command', 'command-update', 'notification', 'plugin', 'revoke'])
+
+export interface PostgresDoorbellOptions {
+  /** NOTIFY channel shared by every instance of one deployment (default `devicehub_events`). */
+  channel?: string
+  logger?: Logger
+  /** Reconnect backoff: first delay, doubled after each failure up to the maximum. */
+  reconnect?: { initialDelayMs?: number, maxDelayMs?: number }
+  /**
+   * How often the LISTEN connection is probed with `select 1` (default 30 s; 0 = never). A
+   * connection that only listens never writes, so a silently dropped network path would
+   * otherwise go unnoticed until TCP keepalive gives up.
+   */
+  healthCheckIntervalMs?: number
+  /** `application_name` of the LISTEN connection (default `devicehub-doorbell`). */
+  applicationName?: string
+}
+
+export interface PostgresDoorbell extends Doorbell {
+  /** Whether the LISTEN connection is up right now. */
+  readonly connected: boolean
+  /** Number of registered listeners. */
+  readonly size: number
+  /** Server process id of the LISTEN connection (for monitoring and tests), when connected. */
+  readonly listenerPid: number | undefined
+}
+
+/** The wake-up sent to every listener after a reconnect: read the store again. */
+export const RESYNC_EVENT: DoorbellEvent = Object.freeze({
+  kind: 'resync',
+  id: 0,
+  deviceId: '',
+  networkId: null,
+  deviceTypeId: null,
+  name: ''
+})
+
+/**
+ * Compact wire form: ids and routing keys only. Device ids (48) and names (128) are bounded
+ * by their columns, so a payload stays far below PostgreSQL's 8000-byte NOTIFY limit.
+ */
+export function encodeDoorbellEvent (event: DoorbellEvent): string {
+  return JSON.stringify([event.kind, event.id, event.deviceId, event.networkId, event.deviceTypeId, event.name])
+}
+
+/** The event a payload carries, or undefined for anything malformed. */
+export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(payload)
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(value) || value.length !== 6) return undefined
+  const [kind, id, deviceId, networkId, deviceTypeId, name] = value as unknown[]
+  const nullableId = (v: unknown): v is number | null => v === null || Number.isSafeInteger(v)
+  if (typeof kind !== 'string' || !EVENT_KINDS.has(kind) || !Number.isSafeInteger(id) || typeof deviceId !== 'string' ||
+    !nullableId(networkId) || !nullableId(deviceTypeId) || typeof name !== 'string') return undefined
+  return { kind: kind as DoorbellEventKind, id: id as number, deviceId, networkId, deviceTypeId, name }
+}
+
+/**
+ * Connects and LISTENs before it resolves; a failing first connection rejects (a wrong URL
+ * should stop the start, not retry forever). Later losses reconnect in the background.
+ *
+ * @example
+ * const doorbell = await createPostgresDoorbell('postgres://devicehub@db:5432/devicehub')
+ * const off = doorbell.subscribe((event) => console.log(event.kind, event.deviceId))
+ * await store.transaction(async (tx) => {
+ *   const row = await tx.notifications.insert(input)
+ *   await doorbell.publish({ kind: 'notification', id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId, name: row.notification }, tx)
+ * })
+ * off()
+ * await doorbell.close()
+ */
+export async function createPostgresDoorbell (url: string, options: PostgresDoorbellOptions = {}): Promise<PostgresDoorbell> {
+  const channel = options.channel ?? DEFAULT_HUB_CHANNEL
+  if (!CHANNEL_NAME.test(channel)) throw new Error(`Invalid doorbell channel '${channel}': use lower-case letters, digits and '_'`)
+  const logger = options.logger ?? silentLogger
+  const applicationName = options.applicationName ?? DEFAULT_DOORBELL_APPLICATION_NAME
+  const initialDelay = options.reconnect?.initialDelayMs ?? 250
+  const maxDelay = Math.max(initialDelay, options.reconnect?.maxDelayMs ?? 30_000)
+  const { default: pg } = await loadPg()
+
+  const listeners = new Set<DoorbellListener>()
+  let client: Client | undefined
+  let closed = false
+  let timer: NodeJS.Timeout | undefined
+  let delay = initialDelay
+  const healthInterval = options.healthCheckIntervalMs ?? 30_000
+  let healthTimer: NodeJS.Timeout | undefined
+
+  const deliver = (event: DoorbellEvent): void => {
+    for (const listener of [...listeners]) {
+      try {
+        listener(event)
+      } catch (error) {
+        logger.error({ err: error }, 'doorbell listener failed')
+      }
+    }
+  }
+
+  const onNotification = (message: Notification): void => {
+    if (message.channel !== channel) return
+    const event = decodeDoorbellEvent(message.payload ?? '')
+    if (event === undefined) {
+      logger.warn({ channel, payload: message.payload }, 'doorbell ignored a malformed notification')
+      return
+    }
+    deliver(event)
+  }
+
+  const connect = async (): Promise<void> => {
+    const candidate = new pg.Client({ connectionString: url, application_name: applicationName, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
+    candidate.on('notification', onNotification)
+    candidate.on('error', (error) => lost(candidate, error))
+    candidate.on('end', () => lost(candidate, undefined))
+    try {
+      await candidate.connect()
+      await candidate.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+    } catch (error) {
+      candidate.removeAllListeners('end')
+      candidate.on('error', () => {})
+      await candidate.end().catch(() => {})
+      throw error
+    }
+    if (closed) {
+      await candidate.end().catch(() => {})
+      return
+    }
+    client = candidate
+  }
+
+  function lost (which: Client, error: unknown): void {
+    if (client !== which) return
+    client = undefined
+    which.removeAllListeners('end')
+    which.on('error', () => {})
+    which.end().catch(() => {})
+    if (closed) return
+    logger.warn({ err: error, channel }, 'doorbell lost its LISTEN connection; reconnecting')
+    scheduleReconnect()
+  }
+
+  function scheduleReconnect (): void {
+    if (closed || timer !== undefined) return
+    timer = setTimeout(() => {
+      timer = undefined
+      connect().then(() => {
+        if (closed) return
+        delay = initialDelay
+        logger.info({ channel }, 'doorbell reconnected; waking every listener to read again')
+        deliver(RESYNC_EVENT)
+      }, (error: unknown) => {
+        delay = Math.min(delay * 2, maxDelay)
+        logger.warn({ err: error, channel, retryInMs: delay }, 'doorbell reconnect failed')
+        scheduleReconnect()
+      })
+    }, delay)
+  }
+
+  /** NOTIFY on the doorbell's own connection; when that is down, at least local listeners hear it. */
+  const notifyDirect = async (event: DoorbellEvent): Promise<void> => {
+    const current = client
+    if (current !== undefined) {
+      try {
+        await current.query('select pg_notify($1, $2)', [channel, encodeDoorbellEvent(event)])
+        return
+      } catch (error) {
+        logger.warn({ err: error, channel }, 'doorbell could not send a notification; delivering locally')
+      }
+    }
+    deliver(event)
+  }
+
+  /** A probe that fails or outlives the interval counts as a lost connection. */
+  const checkHealth = (): void => {
+    const current = client
+    if (current === undefined) return
+    let timeout: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_resolve, reject) => {
+      timeout = setTimeout(() => reject(new Error('LISTEN connection health check timed out')), healthInterval)
+    })
+    Promise.race([current.query('select 1'), expired]).then(() => {}, (error: unknown) => lost(current, error))
+      .finally(() => clearTimeout(timeout))
+  }
+
+  await connect()
+  if (healthInterval > 0) healthTimer = setInterval(checkHealth, healthInterval)
+
+  return {
+    get connected () {
+      return client !== undefined
+    },
+    get size () {
+      return listeners.size
+    },
+    get listenerPid () {
+      return (client as (Client & { processID?: number | null }) | undefined)?.processID ?? undefined
+    },
+    async publish (event: DoorbellEvent, tx?: Store) {
+      if (event.kind === 'resync') {
+        deliver(event)
+        return
+      }
+      if (tx === undefined) return notifyDirect(event)
+      // On a PostgreSQL store the NOTIFY rides the write transaction and fires at commit; on
+      // any other store it is sent from the doorbell's connection once the write has committed.
+      if (tx.dialect === 'postgres') await tx.notify(channel, encodeDoorbellEvent(event))
+      else tx.afterCommit(() => void notifyDirect(event))
+    },
+    storeChannel (store: Store) {
+      return store.dialect === 'postgres' ? channel : undefined
+    },
+    subscribe (listener) {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    },
+    async close () {
+      closed = true
+      if (healthTimer !== undefined) clearInterval(healthTimer)
+      if (timer !== undefined) clearTimeout(timer)
+      timer = undefined
+      listeners.clear()
+      const current = client
+      client = undefined
+      if (current !== undefined) {
+        current.removeAllListeners('end')
+        current.on('error', () => {})
+        await current.end().catch(() => {})
+      }
+    }
+  }
+}
+
+async function loadPg (): Promise<typeof PgModule> {
+  try {
+    return await import('pg')
+  } catch (error) {
+    throw new Error("The PostgreSQL doorbell needs the 'pg' package: npm install pg", { cause: error })
+  }
+}

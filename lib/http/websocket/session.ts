@@ -1,0 +1,284 @@
+/**
+ * One WebSocket connection (auth spec §6.1-§6.7): frames are handled one at a time in arrival
+ * order (a client may send `authenticate` and its next action without waiting), each reply echoes
+ * `action` and `requestId`, subscriptions push through one bounded outbound buffer. Closing the
+ * connection closes every stream, so no doorbell listener outlives it.
+ */
+import type { FastifyBaseLogger } from 'fastify'
+import type { RawData, WebSocket } from 'ws'
+import type { Principal } from '../../core/auth/principal.js'
+import type { DeviceHub } from '../../core/devicehub.js'
+import { unauthorized } from '../../core/errors.js'
+import type { MessageStream } from '../../core/realtime/message-stream.js'
+import type { ActionHandler } from './actions.js'
+import { ACTIONS } from './actions.js'
+import type { RequestFrame } from './frames.js'
+import { MALFORMED_JSON, errorFrame, pushFrame, statusOf, successFrame } from './frames.js'
+import type { RegisteredSession, WebSocketRegistry } from './registry.js'
+
+export type SubscriptionKind = 'command' | 'notification'
+
+export interface SessionLimits {
+  /** Outbound bytes queued before the session is cut off (default 512 KiB, §6.7). */
+  maxBufferedBytes: number
+  /** How long queued outbound data may stay unsent before the session is cut off (default 10 s). */
+  sendTimeoutMs: number
+}
+
+export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxBufferedBytes: 512 * 1024, sendTimeoutMs: 10_000 }
+
+export interface SessionOptions {
+  hub: DeviceHub
+  registry: WebSocketRegistry
+  logger: FastifyBaseLogger
+  /** `server/info`'s `restServerUrl`. */
+  restServerUrl: string
+  limits: SessionLimits
+  /** From a bearer header on the upgrade request (§6.1). */
+  principal?: Principal
+  token?: string
+  /** Extra actions (modules on the same endpoint); they override none of the catalogue. */
+  actions?: Readonly<Record<string, ActionHandler>>
+}
+
+/** What `subscription/list` reports: the values the subscription was created with (§6.4). */
+export interface SubscriptionInfo {
+  subscriptionId: number
+  type: SubscriptionKind
+  deviceId: string | null
+  networkIds: number[] | null
+  deviceTypeIds: number[] | null
+  names: string[] | null
+  timestamp: unknown
+}
+
+interface Subscription {
+  info: SubscriptionInfo
+  stream: MessageStream<object>
+}
+
+let lastSubscriptionId = 0
+
+/** Unique per process, positive, safe: epoch ms x 1000 + a counter, as DeviceHive does (§6.5). */
+function nextSubscriptionId (): number {
+  lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
+  return lastSubscriptionId
+}
+
+const AUTHENTICATE: ActionHandler = { public: true, run: async () => undefined }
+
+export class WebSocketSession implements RegisteredSession {
+  principal: Principal | undefined
+  private token: string | undefined
+  readonly restServerUrl: string
+  private readonly subscriptions = new Map<number, Subscription>()
+  private chain: Promise<void> = Promise.resolve()
+  private closed = false
+  /** When outbound data was first seen queued and not yet drained (0 = nothing queued). */
+  private stalledSince = 0
+  private alive = true
+
+  constructor (private readonly socket: WebSocket, private readonly options: SessionOptions) {
+    this.principal = options.principal
+    this.token = options.token
+    this.restServerUrl = options.restServerUrl
+    options.registry.add(this)
+    socket.on('message', this.onMessage)
+    socket.on('pong', () => { this.alive = true })
+    socket.on('close', () => this.release())
+    socket.on('error', (error) => {
+      options.logger.debug({ err: error }, 'websocket error')
+      this.release()
+    })
+  }
+
+  get subscriptionCount (): number {
+    return this.subscriptions.size
+  }
+
+  private readonly onMessage = (data: RawData, isBinary: boolean): void => {
+    if (this.closed) return
+    if (isBinary) {
+      this.send(MALFORMED_JSON)
+      return
+    }
+    let frame: unknown
+    try {
+      frame = JSON.parse(data.toString())
+    } catch {
+      frame = undefined
+    }
+    if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
+      this.send(MALFORMED_JSON)
+      return
+    }
+    this.chain = this.chain.then(() => this.handle(frame as RequestFrame))
+  }
+
+  private async handle (frame: RequestFrame): Promise<void> {
+    const { action, requestId } = frame
+    if (typeof action !== 'string') {
+      this.send(errorFrame(action ?? null, requestId, 400, '\'action\' field could not be parsed to known endpoint'))
+      return
+    }
+    const handler = action === 'authenticate'
+      ? AUTHENTICATE
+      : Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : this.options.actions?.[action]
+    if (handler === undefined) {
+      this.send(errorFrame(action, requestId, 400, `Illegal argument: ${action}`))
+      return
+    }
+    try {
+      const result = action === 'authenticate'
+        ? await this.authenticate(frame.token)
+        : await handler.run({ hub: this.options.hub, session: this, principal: handler.public === true ? this.principal : await this.recheck() }, frame)
+      if (!this.closed) this.send(successFrame(action, requestId, result instanceof SubscribeReply ? { subscriptionId: result.subscriptionId } : result))
+      if (result instanceof SubscribeReply) result.start()
+    } catch (error) {
+      const known = statusOf(error)
+      if (known === undefined) this.options.logger.error({ err: error, action }, 'websocket action failed')
+      else this.options.logger.debug({ code: known.code, message: known.message, action }, 'websocket action refused')
+      // Never a 500 (§6.7): what the core does not classify is answered as a bad request.
+      if (!this.closed) this.send(errorFrame(action, requestId, known?.code ?? 400, known?.message ?? 'Invalid request parameters'))
+    }
+  }
+
+  /** `authenticate` (§6.3): replaces the session principal; subscriptions keep their scope. */
+  private async authenticate (token: unknown): Promise<undefined> {
+    if (typeof token !== 'string' || token === '') throw unauthorized()
+    const result = await this.options.hub.tokens.verifyAccessToken(token)
+    if ('failure' in result) throw unauthorized(result.failure === 'expired' ? 'Token expired' : 'Invalid credentials')
+    await this.options.hub.tokens.noteSessionLogin(result.principal)
+    this.principal = result.principal
+    this.token = token
+    return undefined
+  }
+
+  /** D10: the token's expiry and its user are checked again on every action. */
+  private async recheck (): Promise<Principal | undefined> {
+    if (this.token === undefined) return this.principal
+    const result = await this.options.hub.tokens.verifyAccessToken(this.token)
+    if ('failure' in result) throw unauthorized(result.failure === 'expired' ? 'Token expired' : 'Unauthorized')
+    this.principal = result.principal
+    return result.principal
+  }
+
+  /**
+   * Registers a stream opened by a subscribe action; the reply is sent first, then
+   * `start()` delivers the backlog and live items (§6.5 order).
+   */
+  addSubscription (kind: SubscriptionKind, stream: MessageStream<object>, frame: RequestFrame, input: {
+    deviceId?: string
+    networkIds?: number[]
+    deviceTypeIds?: number[]
+    names?: string[]
+    returnUpdatedCommands?: boolean
+  }): SubscribeReply {
+    if (this.closed) {
+      stream.close()
+      throw unauthorized()
+    }
+    const subscriptionId = nextSubscriptionId()
+    const info: SubscriptionInfo = {
+      subscriptionId,
+      type: kind,
+      deviceId: input.deviceId ?? null,
+      networkIds: input.networkIds ?? null,
+      deviceTypeIds: input.deviceTypeIds ?? null,
+      names: input.names ?? null,
+      timestamp: frame.timestamp ?? null
+    }
+    this.subscriptions.set(subscriptionId, { info, stream })
+    const action = kind === 'notification' ? 'notification/insert' : input.returnUpdatedCommands === true ? 'command/update' : 'command/insert'
+    const member = kind
+    return new SubscribeReply(subscriptionId, () => {
+      stream.start(({ item }) => this.send(pushFrame(action, member, item, subscriptionId)), (error) => {
+        this.options.logger.error({ err: error }, 'subscription failed')
+        this.subscriptions.delete(subscriptionId)
+      })
+    })
+  }
+
+  unsubscribe (kind: SubscriptionKind, id: number): boolean {
+    const subscription = this.subscriptions.get(id)
+    if (subscription === undefined || subscription.info.type !== kind) return false
+    subscription.stream.close()
+    this.subscriptions.delete(id)
+    return true
+  }
+
+  unsubscribeAll (kind: SubscriptionKind): void {
+    for (const [id, subscription] of this.subscriptions) {
+      if (subscription.info.type === kind) this.unsubscribe(kind, id)
+    }
+  }
+
+  listSubscriptions (kinds: readonly SubscriptionKind[]): SubscriptionInfo[] {
+    return [...this.subscriptions.values()].filter((s) => kinds.includes(s.info.type)).map((s) => s.info)
+  }
+
+  /** Sends a frame unless the client stopped reading: past the buffer cap the session is cut off. */
+  send (frame: string): void {
+    if (this.closed) return
+    const { socket } = this
+    if (socket.readyState !== socket.OPEN) return
+    if (socket.bufferedAmount + frame.length > this.options.limits.maxBufferedBytes) {
+      this.cutOff('outbound buffer full')
+      return
+    }
+    socket.send(frame)
+    if (socket.bufferedAmount === 0) this.stalledSince = 0
+    else if (this.stalledSince === 0) this.stalledSince = Date.now()
+  }
+
+  /** The registry's timer: a ping frame, and the checks of a connection that stopped moving. */
+  ping (): void {
+    if (this.closed) return
+    const { socket } = this
+    if (this.stalledSince !== 0) {
+      if (socket.bufferedAmount === 0) this.stalledSince = 0
+      else if (Date.now() - this.stalledSince > this.options.limits.sendTimeoutMs) {
+        this.cutOff('send timeout')
+        return
+      }
+    }
+    // Pongs carry nothing (§6.1), but a peer that answered no ping for a whole interval is gone.
+    if (!this.alive) {
+      this.cutOff('no pong')
+      return
+    }
+    this.alive = false
+    if (socket.readyState === socket.OPEN) socket.ping()
+  }
+
+  /** A slow consumer is dropped at once: a close frame would wait behind the unsent data. */
+  private cutOff (reason: string): void {
+    this.options.logger.warn({ reason }, 'websocket session cut off')
+    this.release()
+    this.socket.terminate()
+  }
+
+  close (code: number, reason: string): void {
+    this.release()
+    this.socket.close(code, reason)
+  }
+
+  /** Everything the session holds goes: streams (doorbell listeners) and the registry entry. */
+  private release (): void {
+    if (this.closed) return
+    this.closed = true
+    for (const subscription of this.subscriptions.values()) subscription.stream.close()
+    this.subscriptions.clear()
+    this.options.registry.remove(this)
+  }
+}
+
+/** The result of a subscribe action: the reply's fields, and what to do once it is sent. */
+export class SubscribeReply {
+  constructor (readonly subscriptionId: number, private readonly begin: () => void) {}
+
+  start (): void {
+    this.begin()
+  }
+
+}

@@ -1,0 +1,123 @@
+/**
+ * The WebSocket endpoint on Fastify (auth spec §6.1): `@fastify/websocket` (the `ws` library) is
+ * registered once per server and routes upgrades through Fastify's router, so any number of
+ * WebSocket routes (the DeviceHive API at `<context>/websocket` and its `/websocket` alias, the
+ * routes of an embedded devicehub plugin, the plugin proxy) share one `ws` server, one upgrade
+ * listener, one inbound frame limit and one session registry per hub.
+ */
+import fastifyWebsocket from '@fastify/websocket'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { Principal } from '../../core/auth/principal.js'
+import type { DeviceHub } from '../../core/devicehub.js'
+import { unauthorized } from '../../core/errors.js'
+import { installErrorHandler } from '../error-handler.js'
+import type { ActionHandler } from './actions.js'
+import { webSocketRegistry } from './registry.js'
+import type { SessionLimits } from './session.js'
+import { DEFAULT_SESSION_LIMITS, WebSocketSession } from './session.js'
+
+export interface WebSocketOptions {
+  /** Largest inbound frame in bytes; a larger one closes the connection with 1009 (default 1 MiB, like REST bodies). */
+  maxPayload?: number
+  /** Outbound bytes a session may have queued before it is cut off (default 512 KiB). */
+  maxBufferedBytes?: number
+  /** How long queued outbound data may stay unsent (default 10 s). */
+  sendTimeoutMs?: number
+  /** Ping interval (default 30 s); the first route installed for a hub sets it. */
+  pingIntervalMs?: number
+}
+
+export const DEFAULT_MAX_PAYLOAD = 1024 * 1024
+
+/**
+ * Registers `@fastify/websocket` on `instance` unless a WebSocket server is already visible
+ * there (registered by the host app or an enclosing devicehub context). Register it once per
+ * Fastify server: each registration adds its own upgrade listener.
+ *
+ * @example
+ * await ensureWebSocketSupport(app, { maxPayload: 64 * 1024 })
+ */
+export async function ensureWebSocketSupport (instance: FastifyInstance, options: WebSocketOptions = {}): Promise<void> {
+  if (instance.hasDecorator('websocketServer')) return
+  await instance.register(fastifyWebsocket, { options: { maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD } })
+}
+
+export interface WebSocketRouteOptions extends WebSocketOptions {
+  hub: DeviceHub
+  /** The REST base the clients of this endpoint use (for `server/info`'s `restServerUrl`). */
+  basePath: string
+  /** Extra actions served on this endpoint besides the DeviceHive catalogue. */
+  actions?: Readonly<Record<string, ActionHandler>>
+}
+
+// The principal of a bearer header on the upgrade, checked before the upgrade (401 refuses it).
+const upgradePrincipals = new WeakMap<FastifyRequest, { principal: Principal, token: string }>()
+
+function restServerUrl (request: FastifyRequest, basePath: string): string {
+  const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'
+  const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
+  return `${scheme}://${String(host)}${basePath}`
+}
+
+/**
+ * Adds the DeviceHive WebSocket API at `path` of `instance` (which must see a WebSocket server,
+ * see {@link ensureWebSocketSupport}).
+ *
+ * @example
+ * await ensureWebSocketSupport(app)
+ * installWebSocketRoute(app, '/websocket', { hub, basePath: '/api/rest' })
+ */
+export function installWebSocketRoute (instance: FastifyInstance, path: string, options: WebSocketRouteOptions): void {
+  const { hub } = options
+  const registry = webSocketRegistry(hub, options.pingIntervalMs)
+  const limits: SessionLimits = {
+    maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_SESSION_LIMITS.maxBufferedBytes,
+    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SESSION_LIMITS.sendTimeoutMs
+  }
+  instance.get(path, {
+    websocket: true,
+    schema: { hide: true },
+    // §1.5: a bearer header on the handshake authenticates the session; a bad one refuses it.
+    onRequest: async (request) => {
+      const header = request.headers.authorization
+      if (header === undefined) return
+      if (header.length <= 6 || !header.startsWith('Bearer')) throw unauthorized()
+      const token = header.slice(6).trim()
+      if (token === '') throw unauthorized()
+      upgradePrincipals.set(request, { principal: await hub.tokens.authenticate(token), token })
+    }
+  }, (socket, request) => {
+    const auth = upgradePrincipals.get(request)
+    // The session lives as long as its socket's listeners.
+    new WebSocketSession(socket, {
+      hub,
+      registry,
+      logger: request.log,
+      restServerUrl: restServerUrl(request, options.basePath),
+      limits,
+      principal: auth?.principal,
+      token: auth?.token,
+      actions: options.actions
+    })
+  })
+}
+
+export interface DevicehubWebSocketPluginOptions extends WebSocketRouteOptions {
+  /** Paths served under the plugin's prefix (default `['/websocket']`). */
+  paths?: string[]
+}
+
+/**
+ * The WebSocket API as a Fastify plugin of its own, for an endpoint outside the REST prefix:
+ * the standalone server mounts it at the context (`/api` for `/api/rest`) and at the root for
+ * the `/websocket` alias; a host app that mounts `devicehubPlugin` under `/api/rest` can do the same.
+ *
+ * @example
+ * await app.register(devicehubWebSocketPlugin, { hub, basePath: '/api/rest', prefix: '/api' })
+ */
+export const devicehubWebSocketPlugin: FastifyPluginAsync<DevicehubWebSocketPluginOptions> = async (instance, options) => {
+  await ensureWebSocketSupport(instance, options)
+  installErrorHandler(instance)
+  instance.addHook('preClose', async () => webSocketRegistry(options.hub).closeAll())
+  for (const path of options.paths ?? ['/websocket']) installWebSocketRoute(instance, path, options)
+}

@@ -1,0 +1,14 @@
+import t from 'tap'
+import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import { openSqliteStore } from '../../../lib/store/dialects/sqlite.js'
+import { doorbellContract } from '../../fixtures/doorbell-contract.js'
+
+doorbellContract(t, { createDoorbell: () => createMemoryDoorbell(), openStore: () => openSqliteStore(':memory:') })
+
+t.test('size counts listeners, so tests can check nothing leaks', async (t) => {
+  const doorbell = createMemoryDoorbell()
+  const offs = [doorbell.subscribe(() => {}), doorbell.subscribe(() => {})]
+  t.equal(doorbell.size, 2)
+  for (const off of offs) off()
+  t.equal(doorbell.size, 0)
+})

@@ -1,0 +1,153 @@
+/** The continuous stream under the push transports: ordering, dedupe, resync, backpressure, release. */
+import t from 'tap'
+import { systemPrincipal } from '../../../lib/core/auth/principal.js'
+import { createDeviceHub } from '../../../lib/core/devicehub.js'
+import type { HighWater } from '../../../lib/core/commands/command-ports.js'
+import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import type { MessageStreamSpec, StreamItem } from '../../../lib/core/realtime/message-stream.js'
+import { iterateStream, openMessageStream } from '../../../lib/core/realtime/message-stream.js'
+import { openTestStore } from '../../fixtures/store.js'
+
+interface Row { id: number, ts: number }
+
+/** A stream over an in-memory table whose doorbell the test rings by hand. */
+function fakeSpec (rows: Row[], doorbell = createMemoryDoorbell(), hooks: { afterMark?: () => void } = {}): MessageStreamSpec<Row, Row> & { doorbell: ReturnType<typeof createMemoryDoorbell> } {
+  return {
+    doorbell,
+    routes: (e) => e.kind === 'notification',
+    highWater: async (): Promise<HighWater> => {
+      const mark = { id: Math.max(0, ...rows.map((r) => r.id)), clock: Math.max(0, ...rows.map((r) => r.ts)) }
+      hooks.afterMark?.()
+      return mark
+    },
+    readAfter: async (after, limit) => rows.filter((r) => r.ts > after).sort((a, b) => a.ts - b.ts).slice(0, limit),
+    load: async (e) => rows.find((r) => r.id === e.id),
+    matches: () => true,
+    fresh: (r, mark) => r.id > mark.id,
+    cursorOf: (r) => r.ts,
+    view: (r) => r,
+    keyOf: (r) => r.id
+  }
+}
+
+const ring = (id: number): DoorbellEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
+
+t.test('an item committed between the mark and the backlog read is delivered once', async (t) => {
+  const rows: Row[] = [{ id: 1, ts: 10 }, { id: 2, ts: 20 }]
+  const doorbell = createMemoryDoorbell()
+  // Row 3 commits after the mark was read, before the backlog read: in the backlog and rung live.
+  const spec = fakeSpec(rows, doorbell, {
+    afterMark: () => {
+      rows.push({ id: 3, ts: 30 })
+      void doorbell.publish(ring(3))
+    }
+  })
+  const stream = await openMessageStream({ ...spec, after: 0 })
+  const got: number[] = []
+  stream.start(({ item }) => { got.push(item.id) })
+  rows.push({ id: 4, ts: 40 })
+  await doorbell.publish(ring(4))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(got, [1, 2, 3, 4])
+  stream.close()
+  t.equal(doorbell.size, 0)
+})
+
+t.test('live only: items before the mark are not delivered; the cap limits the backlog', async (t) => {
+  const rows: Row[] = Array.from({ length: 250 }, (_, i) => ({ id: i + 1, ts: (i + 1) * 10 }))
+  const spec = fakeSpec(rows)
+  const live = await openMessageStream(spec)
+  const capped = await openMessageStream({ ...spec, after: 0, backlogLimit: 120 })
+  const all = await openMessageStream({ ...spec, after: 0 })
+  const got = { live: [] as number[], capped: [] as number[], all: [] as number[] }
+  live.start(({ item }) => { got.live.push(item.id) })
+  capped.start(({ item }) => { got.capped.push(item.id) })
+  all.start(({ item }) => { got.all.push(item.id) })
+  await spec.doorbell.publish(ring(5)) // an old row rung again: not fresh
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(got.live, [])
+  t.same(got.capped, Array.from({ length: 120 }, (_, i) => i + 1))
+  t.same(got.all, Array.from({ length: 250 }, (_, i) => i + 1), 'pages of 100 until the end')
+  for (const s of [live, capped, all]) s.close()
+})
+
+t.test('resync: rows whose doorbells were lost are read again after the newest cursor delivered', async (t) => {
+  const rows: Row[] = [{ id: 1, ts: 10 }]
+  const spec = fakeSpec(rows)
+  const stream = await openMessageStream(spec)
+  const got: number[] = []
+  stream.start(({ item }) => { got.push(item.id) })
+  rows.push({ id: 2, ts: 20 })
+  await spec.doorbell.publish(ring(2))
+  rows.push({ id: 3, ts: 30 }, { id: 4, ts: 40 }) // rung on a connection that was lost
+  await spec.doorbell.publish({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await spec.doorbell.publish(ring(4)) // a late doorbell for a row the resync delivered
+  rows.push({ id: 5, ts: 50 })
+  await spec.doorbell.publish(ring(5))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  t.same(got, [2, 3, 4, 5])
+  stream.close()
+})
+
+t.test('a sink that returns a promise holds delivery (backpressure) without losing order', async (t) => {
+  const rows: Row[] = Array.from({ length: 30 }, (_, i) => ({ id: i + 1, ts: i + 1 }))
+  const spec = fakeSpec(rows)
+  const stream = await openMessageStream({ ...spec, after: 0 })
+  const got: number[] = []
+  let open = 0
+  let most = 0
+  stream.start(async ({ item }) => {
+    open++
+    most = Math.max(most, open)
+    got.push(item.id)
+    await new Promise((resolve) => setTimeout(resolve, 1))
+    open--
+  })
+  rows.push({ id: 31, ts: 31 })
+  await spec.doorbell.publish(ring(31))
+  while (got.length < 31) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.equal(most, 1, 'one item at a time')
+  t.same(got, Array.from({ length: 31 }, (_, i) => i + 1))
+  stream.close()
+})
+
+t.test('a failing read closes the stream and reports once; shutdown closes open streams', async (t) => {
+  const rows: Row[] = []
+  const spec = fakeSpec(rows)
+  const stream = await openMessageStream({ ...spec, load: async () => { throw new Error('store down') } })
+  const errors: unknown[] = []
+  let closed = 0
+  stream.onClose = () => { closed++ }
+  stream.start(() => undefined, (error) => errors.push(error))
+  await spec.doorbell.publish(ring(1))
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(errors.length, 1)
+  t.equal(closed, 1)
+  t.ok(stream.closed)
+  t.equal(spec.doorbell.size, 0)
+  await t.rejects(openMessageStream({ ...spec, readAfter: async () => { throw new Error('no') }, after: 0 }))
+  t.equal(spec.doorbell.size, 0, 'a stream that failed to open leaves no listener')
+})
+
+t.test('hub subscribe: iterate, scope at event time, release at shutdown', async (t) => {
+  const store = await openTestStore(t)
+  const hub = await createDeviceHub({ store, admin: { password: 'stream-password-1' } })
+  t.teardown(() => hub.close())
+  await store.devices.insert({ id: 's1', name: 's1', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  const stream = await hub.notifications.subscribe(systemPrincipal, { networkIds: [1], names: ['a', 'b'] })
+  const items: Array<StreamItem<{ notification: string }>> = []
+  const reading = (async () => {
+    for await (const item of iterateStream(stream)) items.push(item)
+  })()
+  for (const name of ['a', 'x', 'b']) await hub.notifications.insert(systemPrincipal, { deviceId: 's1', body: { notification: name } })
+  await store.devices.insert({ id: 's2', name: 's2', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  await hub.notifications.insert(systemPrincipal, { deviceId: 's2', body: { notification: 'a' } })
+  while (items.length < 3) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.same(items.map((i) => i.item.notification), ['a', 'b', 'a'])
+  t.ok(items[0]!.cursor < items[1]!.cursor && items[1]!.cursor < items[2]!.cursor, 'cursors increase')
+  hub.releaseWaiters()
+  await reading
+  t.ok(stream.closed, 'shutdown closes streams')
+  await t.rejects(hub.notifications.subscribe(systemPrincipal, {}), { code: 'UNAVAILABLE' })
+})

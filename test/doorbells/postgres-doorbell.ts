@@ -1,0 +1,329 @@
+import { randomBytes } from 'node:crypto'
+import net from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
+import t from 'tap'
+import type { Logger } from '../../lib/core/ports.js'
+import type { DoorbellEvent } from '../../lib/core/realtime/doorbell.js'
+import { createPostgresDoorbell, decodeDoorbellEvent, encodeDoorbellEvent, RESYNC_EVENT } from '../../lib/doorbells/postgres-doorbell.js'
+import type { PostgresDoorbell, PostgresDoorbellOptions } from '../../lib/doorbells/postgres-doorbell.js'
+import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
+import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
+import { doorbellContract } from '../fixtures/doorbell-contract.js'
+import { dropSchema, openTestStore, testPostgresUrl, uniqueSchemaName } from '../fixtures/store.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+function event (id: number, fields: Partial<DoorbellEvent> = {}): DoorbellEvent {
+  return { kind: 'notification', id, deviceId: 'dev-1', networkId: 1, deviceTypeId: 2, name: 'temperature', ...fields }
+}
+
+t.test('the wire form keeps every field and rejects malformed payloads', async (t) => {
+  const sample = event(42, { kind: 'command-update', networkId: null, deviceId: 'ä-dev', name: 'x'.repeat(128) })
+  t.same(decodeDoorbellEvent(encodeDoorbellEvent(sample)), sample)
+  t.ok(Buffer.byteLength(encodeDoorbellEvent(event(Number.MAX_SAFE_INTEGER, { deviceId: '€'.repeat(48), name: '€'.repeat(128) }))) < 1000,
+    'the largest event is far below the 8000-byte NOTIFY limit')
+  for (const bad of ['', 'nope', '{}', '[]', '["resync",0,"",null,null,""]', '["notification","1","d",1,2,"n"]',
+    '["notification",1,"d","1",2,"n"]', '["notification",1,"d",1,2,null]', '["other",1,"d",1,2,"n"]']) {
+    t.equal(decodeDoorbellEvent(bad), undefined, `rejects ${JSON.stringify(bad)}`)
+  }
+})
+
+const url = testPostgresUrl()
+
+if (url === undefined) {
+  t.skip('DEVICEHUB_TEST_PG_URL not set: the PostgreSQL doorbell tests did not run', () => {})
+} else {
+  runPostgresTests(url)
+}
+
+function runPostgresTests (url: string): void {
+  /** A channel of its own per test, so test files running in parallel never hear each other. */
+  const newChannel = (): string => `devicehub_test_${randomBytes(6).toString('hex')}`
+
+  const openHub = async (t: Tap, options: PostgresDoorbellOptions = {}): Promise<PostgresDoorbell> => {
+    const doorbell = await createPostgresDoorbell(url, { reconnect: { initialDelayMs: 20, maxDelayMs: 200 }, ...options })
+    t.teardown(() => doorbell.close())
+    return doorbell
+  }
+
+  /** Collects a doorbell's events; `next()` resolves with the next one (or rejects after a timeout). */
+  const record = (doorbell: PostgresDoorbell) => {
+    const events: DoorbellEvent[] = []
+    const waiters: Array<() => void> = []
+    doorbell.subscribe((e) => {
+      events.push(e)
+      for (const wake of waiters.splice(0)) wake()
+    })
+    return {
+      events,
+      async until (count: number, ms = 5000): Promise<DoorbellEvent[]> {
+        const deadline = Date.now() + ms
+        while (events.length < count) {
+          if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${count} events, got ${events.length}`)
+          await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), sleep(50)])
+        }
+        return events
+      }
+    }
+  }
+
+  const admin = async (t: Tap): Promise<pg.Client> => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    t.teardown(() => client.end())
+    return client
+  }
+
+  t.test('the doorbell contract', async (t) => {
+    const schemas: string[] = []
+    t.teardown(async () => {
+      for (const schema of schemas) await dropSchema(url, schema)
+    })
+    doorbellContract(t, {
+      createDoorbell: () => createPostgresDoorbell(url, { channel: newChannel() }),
+      openStore: () => {
+        const schema = uniqueSchemaName()
+        schemas.push(schema)
+        return openPostgresStore(url, { schema, maxConnections: 2 })
+      },
+      graceMs: 150
+    })
+  })
+
+  t.test('every listener gets the same event object; a throwing one does not stop the rest', async (t) => {
+    const doorbell = await openHub(t, { channel: newChannel() })
+    const seen: DoorbellEvent[][] = [[], [], []]
+    doorbell.subscribe((e) => seen[0]!.push(e))
+    doorbell.subscribe(() => { throw new Error('listener bug') })
+    doorbell.subscribe((e) => seen[1]!.push(e))
+    doorbell.subscribe((e) => seen[2]!.push(e))
+    await doorbell.publish(event(1))
+    await doorbell.publish(event(2))
+    const deadline = Date.now() + 5000
+    while (seen[2]!.length < 2 && Date.now() < deadline) await sleep(10)
+    t.same(seen[0], [event(1), event(2)])
+    for (const i of [0, 1]) {
+      t.equal(seen[1]![i], seen[0]![i], `listener 2 got the very object of listener 1 (event ${i + 1})`)
+      t.equal(seen[2]![i], seen[0]![i], `listener 3 got the very object of listener 1 (event ${i + 1})`)
+    }
+  })
+
+  t.test('the LISTEN connection carries an application_name', async (t) => {
+    const doorbell = await openHub(t, { channel: newChannel() })
+    const named = await openHub(t, { channel: newChannel(), applicationName: 'devicehub-doorbell-b' })
+    const check = await admin(t)
+    const names = async (pid: number | undefined): Promise<unknown> =>
+      (await check.query('select application_name from pg_stat_activity where pid = $1', [pid])).rows[0]?.application_name
+    t.equal(await names(doorbell.listenerPid), 'devicehub-doorbell')
+    t.equal(await names(named.listenerPid), 'devicehub-doorbell-b')
+  })
+
+  t.test('publish inside a committed transaction is delivered at commit, not before', async (t) => {
+    const store = await openTestStore(t)
+    const doorbell = await openHub(t, { channel: newChannel() })
+    const seen = record(doorbell)
+    const sent = event(7)
+    await store.transaction(async (tx) => {
+      await tx.networks.insert({ name: 'n', description: null })
+      await doorbell.publish(sent, tx)
+      await sleep(150)
+      t.same(seen.events, [], 'nothing is delivered while the transaction is open')
+    })
+    t.same(await seen.until(1), [sent], 'delivered after commit, decoded exactly')
+  })
+
+  t.test('publish inside a rolled-back transaction is never delivered', async (t) => {
+    const store = await openTestStore(t)
+    const doorbell = await openHub(t, { channel: newChannel() })
+    const seen = record(doorbell)
+    await t.rejects(store.transaction(async (tx) => {
+      await doorbell.publish(event(1), tx)
+      throw new Error('rollback')
+    }), { message: 'rollback' })
+    // A later doorbell on the same channel proves the channel works and the first never came.
+    await store.transaction((tx) => doorbell.publish(event(2), tx))
+    await seen.until(1)
+    await sleep(100)
+    t.same(seen.events.map((e) => e.id), [2])
+  })
+
+  t.test('two doorbell instances hear each other, and themselves', async (t) => {
+    const channel = newChannel()
+    const store = await openTestStore(t)
+    const a = await openHub(t, { channel })
+    const b = await openHub(t, { channel })
+    const other = await openHub(t, { channel: newChannel() })
+    const seenA = record(a)
+    const seenB = record(b)
+    const seenOther = record(other)
+    await store.transaction((tx) => a.publish(event(1, { kind: 'command' }), tx))
+    await b.publish(event(2, { kind: 'command-update', networkId: null, deviceTypeId: null }))
+    const expected = [event(1, { kind: 'command' }), event(2, { kind: 'command-update', networkId: null, deviceTypeId: null })]
+    t.same(await seenA.until(2), expected)
+    t.same(await seenB.until(2), expected)
+    await sleep(100)
+    t.same(seenOther.events, [], 'another channel hears nothing')
+  })
+
+  t.test('a killed LISTEN connection reconnects and wakes every listener with a resync', async (t) => {
+    const channel = newChannel()
+    const warnings: string[] = []
+    const logger: Logger = { info: () => {}, debug: () => {}, error: () => {}, warn: (_obj, msg) => { warnings.push(String(msg)) } }
+    const doorbell = await openHub(t, { channel, logger })
+    const publisher = await openHub(t, { channel: newChannel() })
+    const seen = record(doorbell)
+    const second: DoorbellEvent[] = []
+    doorbell.subscribe((e) => second.push(e))
+    const pid = doorbell.listenerPid
+    t.type(pid, 'number')
+    const killer = await admin(t)
+    const killed = await killer.query('select pg_terminate_backend($1) as ok', [pid])
+    t.equal(killed.rows[0].ok, true)
+    t.same(await seen.until(1), [RESYNC_EVENT], 'woken with a resync once reconnected')
+    t.same(second, [RESYNC_EVENT], 'every listener is woken')
+    t.ok(doorbell.connected)
+    t.not(doorbell.listenerPid, pid, 'a new connection')
+    t.ok(warnings.includes('doorbell lost its LISTEN connection; reconnecting'), 'the loss is logged')
+    // Doorbells flow again on the new connection.
+    await killer.query('select pg_notify($1, $2)', [channel, encodeDoorbellEvent(event(9))])
+    t.same((await seen.until(2))[1], event(9))
+    t.equal(publisher.connected, true, 'other doorbells are untouched')
+  })
+
+  t.test('reconnect retries with backoff while the server refuses, then resyncs', async (t) => {
+    const channel = newChannel()
+    const role = `devicehub_hub_${randomBytes(4).toString('hex')}`
+    const admin1 = await admin(t)
+    await admin1.query(`create role ${role} login`)
+    t.teardown(async () => {
+      await admin1.query(`alter role ${role} login`)
+      await admin1.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role])
+      await admin1.query(`drop role if exists ${role}`)
+    })
+    const roleUrl = new URL(url)
+    roleUrl.username = role
+    roleUrl.password = ''
+    const warnings: string[] = []
+    const logger: Logger = { info: () => {}, debug: () => {}, error: () => {}, warn: (_obj, msg) => { warnings.push(String(msg)) } }
+    const doorbell = await createPostgresDoorbell(roleUrl.toString(), { channel, logger, reconnect: { initialDelayMs: 20, maxDelayMs: 80 } })
+    t.teardown(() => doorbell.close())
+    const seen = record(doorbell)
+    // Refuse new logins, then kill the connection: reconnects fail until logins are allowed again.
+    await admin1.query(`alter role ${role} nologin`)
+    await admin1.query('select pg_terminate_backend($1)', [doorbell.listenerPid])
+    const deadline = Date.now() + 5000
+    while (warnings.filter((w) => w === 'doorbell reconnect failed').length < 3 && Date.now() < deadline) await sleep(20)
+    t.ok(warnings.filter((w) => w === 'doorbell reconnect failed').length >= 3, 'keeps retrying')
+    t.equal(doorbell.connected, false)
+    t.same(seen.events, [], 'no resync before a connection is back')
+    await admin1.query(`alter role ${role} login`)
+    t.same(await seen.until(1), [RESYNC_EVENT])
+    t.ok(doorbell.connected)
+  })
+
+  t.test('a silently dead LISTEN connection is caught by the health check', async (t) => {
+    // A TCP proxy whose existing connections can be frozen: bytes are swallowed, sockets stay
+    // open, exactly like a dropped network path. New connections pass through normally.
+    const target = new URL(url)
+    const frozen = new Set<net.Socket>()
+    const live = new Set<net.Socket>()
+    const proxy = net.createServer((inbound) => {
+      const outbound = net.connect(Number(target.port || 5432), target.hostname)
+      live.add(inbound)
+      inbound.on('data', (chunk) => { if (!frozen.has(inbound)) outbound.write(chunk) })
+      outbound.on('data', (chunk) => { if (!frozen.has(inbound)) inbound.write(chunk) })
+      const done = () => { inbound.destroy(); outbound.destroy(); live.delete(inbound) }
+      inbound.on('close', done).on('error', done)
+      outbound.on('close', done).on('error', done)
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => new Promise<void>((resolve) => {
+      for (const socket of live) socket.destroy()
+      proxy.close(() => resolve())
+    }))
+    const proxied = new URL(url)
+    proxied.hostname = '127.0.0.1'
+    proxied.port = String((proxy.address() as net.AddressInfo).port)
+    const channel = newChannel()
+    const watched = await createPostgresDoorbell(proxied.toString(), { channel, healthCheckIntervalMs: 100, reconnect: { initialDelayMs: 20 } })
+    t.teardown(() => watched.close())
+    const seen = record(watched)
+    const before = watched.listenerPid
+    for (const socket of live) frozen.add(socket)
+    t.same(await seen.until(1, 3000), [RESYNC_EVENT], 'reconnected and resynced')
+    t.not(watched.listenerPid, before)
+    await watched.publish(event(4))
+    t.same((await seen.until(2))[1], event(4), 'doorbells flow on the new connection')
+  })
+
+  t.test('malformed notifications are ignored; the next one is delivered', async (t) => {
+    const channel = newChannel()
+    const warnings: string[] = []
+    const logger: Logger = { info: () => {}, debug: () => {}, error: () => {}, warn: (_obj, msg) => { warnings.push(String(msg)) } }
+    const doorbell = await openHub(t, { channel, logger })
+    const seen = record(doorbell)
+    const sender = await admin(t)
+    await sender.query('select pg_notify($1, $2)', [channel, 'garbage'])
+    await sender.query('select pg_notify($1, $2)', [channel, encodeDoorbellEvent(event(3))])
+    t.same(await seen.until(1), [event(3)])
+    t.same(warnings, ['doorbell ignored a malformed notification'])
+  })
+
+  t.test('a throwing listener does not stop the others', async (t) => {
+    const doorbell = await openHub(t, { channel: newChannel() })
+    doorbell.subscribe(() => { throw new Error('listener bug') })
+    const seen = record(doorbell)
+    await doorbell.publish(event(5))
+    t.same(await seen.until(1), [event(5)])
+  })
+
+  t.test('with a SQLite store the doorbell is sent after commit from the doorbell connection', async (t) => {
+    const store = await openSqliteStore(':memory:')
+    t.teardown(() => store.close())
+    const doorbell = await openHub(t, { channel: newChannel() })
+    const seen = record(doorbell)
+    await t.rejects(store.transaction(async (tx) => {
+      await doorbell.publish(event(1), tx)
+      throw new Error('rollback')
+    }))
+    await store.transaction(async (tx) => {
+      await doorbell.publish(event(2), tx)
+      await sleep(100)
+      t.same(seen.events, [], 'not before commit')
+    })
+    t.same((await seen.until(1)).map((e) => e.id), [2])
+  })
+
+  t.test('unsubscribe and close', async (t) => {
+    const doorbell = await createPostgresDoorbell(url, { channel: newChannel() })
+    const seen = record(doorbell)
+    const extra: DoorbellEvent[] = []
+    const off = doorbell.subscribe((e) => extra.push(e))
+    t.equal(doorbell.size, 2)
+    off()
+    t.equal(doorbell.size, 1)
+    await doorbell.publish(event(1))
+    await seen.until(1)
+    t.same(extra, [], 'an unsubscribed listener hears nothing')
+    const pid = doorbell.listenerPid
+    await doorbell.close()
+    t.equal(doorbell.connected, false)
+    t.equal(doorbell.size, 0)
+    const check = await admin(t)
+    const deadline = Date.now() + 2000
+    let rows = 1
+    while (rows > 0 && Date.now() < deadline) {
+      rows = (await check.query('select 1 from pg_stat_activity where pid = $1', [pid])).rowCount ?? 0
+      if (rows > 0) await sleep(20)
+    }
+    t.equal(rows, 0, 'the LISTEN connection is gone')
+  })
+
+  t.test('a bad URL or channel fails fast', async (t) => {
+    const bad = new URL(url)
+    bad.port = '1'
+    await t.rejects(createPostgresDoorbell(bad.toString()))
+    await t.rejects(createPostgresDoorbell(url, { channel: 'Bad; drop' }), { message: /Invalid doorbell channel/ })
+  })
+}
