@@ -137,8 +137,9 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
     return this.updated ? c.lastUpdated > mark.clock : c.id > mark.id
   }
 
+  // Server-assigned either way (the insert stamp, or the update's): never a client timestamp.
   cursorOf (c: CommandRecord): number {
-    return this.updated ? c.lastUpdated : c.timestamp
+    return this.updated ? c.lastUpdated : c.stamp
   }
 
   view (c: CommandRecord): CommandView {

@@ -191,8 +191,10 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
     return n.id > mark.id
   }
 
+  // The server's stamp, never a client-given timestamp: the backlog is read by it (issue #16),
+  // so a resume after it (SSE Last-Event-ID, the next backlog page, a resync) loses nothing.
   cursorOf (n: NotificationRecord): number {
-    return n.timestamp
+    return n.stamp
   }
 
   view (n: NotificationRecord): NotificationView {

@@ -17,7 +17,7 @@ import { DeviceHubError } from '../errors.js'
 import type { WaiterRegistry } from './cancellation.js'
 import type { Doorbell, DoorbellEvent } from './doorbell.js'
 
-/** One delivered item and its cursor (epoch ms: the timestamp, or `lastUpdated` for command updates). */
+/** One delivered item and its cursor (epoch ms of the server's stamp: the insert's, or `lastUpdated` for command updates). */
 export interface StreamItem<V> {
   cursor: number
   item: V

@@ -95,6 +95,31 @@ t.test('a resumed stream pages through a backlog larger than one page', async (t
   stream.close()
 })
 
+t.test('client-given timestamps do not move the cursor: a resume after any event id loses and repeats nothing', async (t) => {
+  const h = await createTestApp(t)
+  const base = await listen(t, h)
+  const device = await addDevice(h)
+  // Out of order on purpose: the future, the past, none.
+  const given = ['2100-01-01T00:00:00.000', '1999-01-01T00:00:00.000', undefined, '2050-06-01T00:00:00.000', undefined]
+  for (const [i, timestamp] of given.entries()) {
+    await call(`${base}/device/${device}/notification`, h.adminToken, { method: 'POST', body: { notification: `c${i}`, ...(timestamp === undefined ? {} : { timestamp }) } })
+  }
+  const all = await openStream(`${base}/device/notification/stream?deviceIds=${device}&timestamp=0`, h.adminToken)
+  await eventually(() => all.events.length === given.length)
+  all.close()
+  t.same(all.events.map((e) => e.data.notification), ['c0', 'c1', 'c2', 'c3', 'c4'], 'in commit order')
+  const ids = all.events.map((e) => Number(e.id))
+  t.same([...ids].sort((a, b) => a - b), ids, 'event ids grow in commit order')
+  for (let k = 0; k < ids.length; k++) {
+    const resumed = await openStream(`${base}/device/notification/stream?deviceIds=${device}`, h.adminToken, { 'last-event-id': String(ids[k]) })
+    const want = all.events.slice(k + 1).map((e) => e.data.notification)
+    await eventually(() => resumed.events.length >= want.length)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    resumed.close()
+    t.same(resumed.events.map((e) => e.data.notification), want, `resume after event ${k}`)
+  }
+})
+
 t.test('command streams: inserts, updates with returnUpdatedCommands, names filter, many devices', async (t) => {
   const h = await createTestApp(t)
   const base = await listen(t, h)
