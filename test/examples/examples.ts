@@ -34,7 +34,8 @@ t.test('examples/firmware-test.ts passes under node:test, examples/firmware-test
     child.stderr.on('data', (chunk: Buffer) => { out += chunk.toString() })
     child.on('exit', (code) => resolve({ code, out }))
   })
-  const nodeTest = await run(['--test', 'examples/firmware-test.ts'])
+  // The TAP reporter by name: the default reporter depends on the Node.js line (spec on 24+).
+  const nodeTest = await run(['--test', '--test-reporter=tap', 'examples/firmware-test.ts'])
   t.equal(nodeTest.code, 0, nodeTest.out)
   t.match(nodeTest.out, /# pass 2\n# fail 0/)
   const tap = await run(['examples/firmware-test-tap.ts'])
