@@ -3,23 +3,29 @@
 # Run (SQLite in a volume): docker run -p 8080:8080 -v devicehub-data:/data devicehub
 # Several instances on PostgreSQL: see compose.yaml.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 ships prebuilt binaries; the toolchain is only the fallback when none fits.
+# On Node 22+ the SQLite driver is better-sqlite3 13, whose binaries are inside the package;
+# better-sqlite3-node20 (the Node 20 driver) is never loaded here, so its scripts are skipped.
+# The toolchain is only the fallback should no prebuilt binary fit.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
+RUN npm ci --ignore-scripts && npm rebuild better-sqlite3 esbuild
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib lib
 COPY bin bin
+# The web console is bundled at build time (scripts/build-console.mjs over console/).
+COPY scripts scripts
+COPY console console
 # Compile, drop the dev dependencies, add the PostgreSQL driver (an optional peer dependency).
 RUN npm run build \
   && npm prune --omit=dev \
-  && npm install --omit=dev --no-save --ignore-scripts pg@^8.11.0
+  && npm install --omit=dev --no-save --ignore-scripts pg@^8.11.0 \
+  && node -e "require('better-sqlite3')(':memory:').prepare('select 1').get()"
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     DEVICEHUB_HOST=0.0.0.0 \
     DEVICEHUB_PORT=8080 \

@@ -35,14 +35,15 @@ t.test('the declarations compile strictly without pg; the README snippets compil
   const installed = join(dir, 'node_modules', 'devicehub')
   await run(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.build.json'), '--emitDeclarationOnly', '--outDir', join(installed, 'dist')], { cwd: ROOT })
   writeFileSync(join(installed, 'package.json'), JSON.stringify({ name: 'devicehub', type: 'module', exports: pkg.exports, types: pkg.types }))
-  // Every installed package except the optional PostgreSQL driver and its types.
+  // Every installed package except the optional PostgreSQL driver and the development-only types.
   const modules = join(ROOT, 'node_modules')
   for (const name of readdirSync(modules)) {
     if (name === 'devicehub' || name === 'pg' || name.startsWith('pg-') || name === '.bin' || name.startsWith('.')) continue
     if (name === '@types') {
       mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true })
+      // Only the types a user gets: those the package depends on, and Node's own (the user's).
       for (const types of readdirSync(join(modules, '@types'))) {
-        if (types !== 'pg' && !types.startsWith('pg-')) symlinkSync(join(modules, '@types', types), join(dir, 'node_modules', '@types', types))
+        if (types === 'node' || `@types/${types}` in pkg.dependencies) symlinkSync(join(modules, '@types', types), join(dir, 'node_modules', '@types', types))
       }
       continue
     }

@@ -13,6 +13,7 @@ import { devicehubPlugin } from './plugin.js'
 import type { PluginProxyOptions } from './plugin-proxy/route.js'
 import { OneLinePerRequest } from './request-log.js'
 import type { WebSocketOptions } from './websocket/websocket-routes.js'
+import { webSocketRegistry } from './websocket/registry.js'
 import { DEFAULT_MAX_PAYLOAD, devicehubWebSocketPlugin, ensureWebSocketSupport } from './websocket/websocket-routes.js'
 
 export interface BuildServerOptions {
@@ -132,9 +133,18 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
       return req.url ?? '/'
     }
   })
-  const metrics = options.metrics === undefined || options.metrics === false
+  const metricsOptions = options.metrics === true ? {} : options.metrics === false ? undefined : options.metrics
+  // WebSocket gauges read this hub's session registry at scrape time (the routes create it).
+  const hub = options.hub
+  const metrics = metricsOptions === undefined
     ? undefined
-    : installMetrics(app, options.hub, options.metrics === true ? {} : options.metrics)
+    : installMetrics(app, hub, {
+      webSocket: {
+        sessions: () => webSocketRegistry(hub).sessions,
+        subscriptions: () => webSocketRegistry(hub).subscriptions
+      },
+      ...metricsOptions
+    })
   // One WebSocket server for every WebSocket route of this app (upgrades go through the router).
   // Its frame limit is the WebSocket API's (raised only by a larger explicit plugin proxy limit);
   // the plugin proxy checks its own smaller limit (64 KiB) itself.

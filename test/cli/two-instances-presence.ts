@@ -39,7 +39,7 @@ async function login (url: string): Promise<string> {
 const adminUrl = testPostgresUrl()
 
 if (adminUrl === undefined) {
-  t.pass('DEVICEHUB_TEST_PG_URL not set')
+  t.skip('DEVICEHUB_TEST_PG_URL not set', () => {})
 } else {
   t.test('two instances agree on presence and announce each change once', async (t) => {
     const db = await createTestDatabase(t, adminUrl)

@@ -3,8 +3,7 @@
  * (issues #13, #16): the recovery path for a locked admin, without a server or a token.
  */
 import t from 'tap'
-import { existsSync, mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli } from '../fixtures/cli.js'
 
@@ -20,7 +19,7 @@ async function login (url: string, name: string, password: string): Promise<numb
 }
 
 t.test('devicehub user: create, list, passwd, unlock on the database directly', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'devicehub-user-'))
+  const dir = t.testdir()
   const db = join(dir, 'hub.db')
 
   const missing = await run(['user', 'list', '--db', join(dir, 'nope.db')])

@@ -15,9 +15,19 @@ t.test('Dockerfile: multi-stage, non-root, health check on readiness, runs the C
   const instructions = dockerfile.split('\n').filter((line) => /^[A-Z]+\s/.test(line))
   const froms = instructions.filter((line) => line.startsWith('FROM '))
   t.ok(froms.length >= 2, 'at least two stages')
-  const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node
-  const major = /\d+/.exec(engines)![0]
-  for (const from of froms) t.match(from, new RegExp(`^FROM node:${major}[.-]`), `base image on the supported Node (${engines})`)
+  const pkg = JSON.parse(read('package.json')) as { engines: { node: string }, scripts: Record<string, string> }
+  const engines = pkg.engines.node
+  const majors = [...engines.matchAll(/\^(\d+)\./g)].map((m) => m[1])
+  for (const from of froms) {
+    const major = /^FROM node:(\d+)[.-]/.exec(from)?.[1]
+    t.ok(major !== undefined && majors.includes(major), `base image on a supported Node line (${from}; ${engines})`)
+  }
+  t.not(/^FROM node:(\d+)/.exec(froms[0]!)?.[1], '20', 'not the end-of-life line')
+  // Whatever the build script reads must be in the build stage before it runs.
+  const build = dockerfile.slice(0, dockerfile.indexOf('npm run build'))
+  for (const dir of ['lib', 'bin', 'scripts', 'console']) t.match(build, new RegExp(`^COPY ${dir} ${dir}$`, 'm'), `the build stage copies ${dir}/`)
+  for (const script of pkg.scripts.build!.matchAll(/node (\S+)/g)) t.ok(build.includes(`COPY ${script[1]!.split('/')[0]}`), `the build stage has ${script[1]}`)
+  t.match(dockerfile, /require\('better-sqlite3'\)/, 'the build checks that the SQLite driver loads')
   const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
   t.match(runtime, /^USER (?!root\b)\w+/m, 'the runtime stage runs as a non-root user')
   t.match(runtime, /^COPY --from=build /m, 'copies the build output')

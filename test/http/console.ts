@@ -1,5 +1,5 @@
 /** The console's HTTP side: where it is served, its headers, assets, and a clear 503 when not built. */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
@@ -14,7 +14,7 @@ t.test('consolePath: the context of the REST base + /console', async (t) => {
 })
 
 t.test('serves index.html with the bases filled in, assets with a CSP, 404 for unknown files', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'console-'))
+  const dir = t.testdir()
   writeFileSync(join(dir, 'index.html'), '<meta content="%REST_BASE%"><script src="%CONSOLE_PATH%/app.js"></script>')
   writeFileSync(join(dir, 'app.js'), 'console.log(1)')
   writeFileSync(join(dir, 'secret.txt'), 'not served')

@@ -122,3 +122,26 @@ t.test('GET /metrics: requests by route and status, polls, messages, store laten
   t.match(after, /devicehub_long_polls_parked 0/)
   t.match((await app.inject({ method: 'GET', url: '/' })).json(), { metrics: '/metrics' })
 })
+
+t.test('GET /metrics counts the real WebSocket sessions and subscriptions of the server', async (t) => {
+  const { WebSocket } = await import('ws')
+  const { startServer } = await import('../../lib/start-server.js')
+  const server = await startServer({ port: 0, metrics: true, admin: { password: ADMIN_PASSWORD } })
+  t.teardown(() => server.close())
+  const origin = new URL(server.url).origin
+  const scrape = async (): Promise<string> => (await fetch(`${origin}/metrics`)).text()
+  t.match(await scrape(), /devicehub_websocket_sessions 0\n[\s\S]*devicehub_websocket_subscriptions 0/)
+
+  const { accessToken } = await server.adminTokens()
+  const socket = new WebSocket(`${origin.replace('http', 'ws')}/api/websocket`, { headers: { authorization: `Bearer ${accessToken}` } })
+  await new Promise((resolve, reject) => { socket.once('open', resolve).once('error', reject) })
+  const reply = new Promise<{ status: string }>((resolve) => socket.once('message', (data) => resolve(JSON.parse(data.toString()))))
+  socket.send(JSON.stringify({ action: 'notification/subscribe', requestId: 1 }))
+  t.equal((await reply).status, 'success')
+  const text = await scrape()
+  t.match(text, /devicehub_websocket_sessions 1\n/)
+  t.match(text, /devicehub_websocket_subscriptions 1\n/)
+  socket.close()
+  for (let i = 0; i < 200 && !/devicehub_websocket_sessions 0\n/.test(await scrape()); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.match(await scrape(), /devicehub_websocket_sessions 0\n/, 'a closed socket is no longer counted')
+})

@@ -18,7 +18,7 @@ import { dropSchema, testPostgresUrl, uniqueSchemaName } from '../../fixtures/st
 const url = testPostgresUrl()
 
 if (url === undefined) {
-  t.pass('DEVICEHUB_TEST_PG_URL not set: the two-instance plugin proxy test did not run')
+  t.skip('DEVICEHUB_TEST_PG_URL not set: the two-instance plugin proxy test did not run', () => {})
 } else {
   t.test('a plugin on instance A follows writes, status changes and delete made on instance B', async (t) => {
     const schema = uniqueSchemaName()
