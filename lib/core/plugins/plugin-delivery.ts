@@ -288,9 +288,10 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       // so a plugin whose filter rarely matches does not read the same rows again and again.
       const mark = await store.feed.position()
       const [notifications, commands, updates] = await Promise.all([
-        filter.kinds.has('notification') ? store.feed.notifications({ selector, after: start.notification, limit: PAGE }) : [],
-        filter.kinds.has('command') ? store.feed.commands({ selector, after: start.command, limit: PAGE }) : [],
-        filter.kinds.has('command-update') ? store.feed.updates({ selector, after: start.update, limit: PAGE }) : []
+        // Bounded by the mark: the three reads are not one snapshot, and what commits during them waits for the next pass.
+        filter.kinds.has('notification') ? store.feed.notifications({ selector, after: start.notification, upTo: mark.notification, limit: PAGE }) : [],
+        filter.kinds.has('command') ? store.feed.commands({ selector, after: start.command, upTo: mark.command, limit: PAGE }) : [],
+        filter.kinds.has('command-update') ? store.feed.updates({ selector, after: start.update, upTo: mark.update, limit: PAGE }) : []
       ])
       const { items, complete } = mergeByCommit(notifications, commands, updates)
       let { notification, command, update } = start
@@ -492,10 +493,10 @@ interface FeedItem {
  */
 function mergeByCommit (notifications: NotificationRecord[], commands: CommandRecord[], updates: CommandRecord[]): { items: FeedItem[], complete: boolean[] } {
   const lists: FeedItem[][] = [
-    notifications.map((record) => ({ kind: 'notification', record, key: record.timestamp })),
-    commands.map((record) => ({ kind: 'command', record, key: record.timestamp })),
+    notifications.map((record) => ({ kind: 'notification', record, key: record.stamp })),
+    commands.map((record) => ({ kind: 'command', record, key: record.stamp })),
     // An update never goes before the insert of its command, whatever timestamp a client gave.
-    updates.map((record) => ({ kind: 'command-update', record, key: Math.max(record.lastUpdated, record.timestamp) }))
+    updates.map((record) => ({ kind: 'command-update', record, key: Math.max(record.lastUpdated, record.stamp) }))
   ]
   const full = lists.map((list) => list.length === PAGE)
   const complete = full.map((isFull) => !isFull)

@@ -26,6 +26,12 @@ export interface FeedQuery {
   selector: MessageSelector
   /** Items strictly after this component of the position. */
   after: number
+  /**
+   * And at most this component (the position taken before the read). Without it, a read of one
+   * kind could see a row committed after the read of another kind: a command's update before
+   * its insert, on a database where the reads of one pass are not one snapshot (PostgreSQL).
+   */
+  upTo?: number
   limit: number
 }
 
