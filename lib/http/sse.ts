@@ -7,6 +7,7 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { MessageStream } from '../core/realtime/message-stream.js'
+import { StreamRevokedError } from '../core/realtime/message-stream.js'
 import { badRequest } from '../core/errors.js'
 import { parseTimestamp } from '../core/time.js'
 import { jsonOf } from './websocket/frames.js'
@@ -90,7 +91,9 @@ export function sendEventStream (reply: FastifyReply, stream: MessageStream<obje
     const written = res.write(`id: ${cursor}\ndata: ${jsonOf(item)}\n\n`)
     return written ? undefined : waitForDrain()
   }, (error) => {
-    reply.log.error({ err: error }, 'event stream failed')
+    // Rights changed: end the response; the client's reconnect (Last-Event-ID) is authorised
+    // again under the new rights and resumes with nothing lost.
+    if (!(error instanceof StreamRevokedError)) reply.log.error({ err: error }, 'event stream failed')
     finish()
   })
 }

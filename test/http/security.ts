@@ -9,7 +9,8 @@ import { decodeDoorbellEvent, encodeDoorbellEvent } from '../../lib/doorbells/po
 import type { KyselyStore } from '../../lib/store/kysely-store.js'
 import { ADMIN_PASSWORD, createTestApp } from '../fixtures/app.js'
 import type { TestApp } from '../fixtures/app.js'
-import { addDevice, sleep } from '../fixtures/messaging.js'
+import { addDevice, eventually, listen, sleep } from '../fixtures/messaging.js'
+import { connectAs } from '../fixtures/websocket.js'
 
 async function network (h: TestApp, name: string): Promise<number> {
   const res = await h.request('POST', '/network', { body: { name, description: null } })
@@ -221,6 +222,39 @@ t.test('6. open long polls stop delivering when access is revoked', async (t) =>
   await sleep(100)
   t.notOk(settled, 'still parked')
   await waiting
+})
+
+t.test('6c. WebSocket subscriptions and event streams stop when access is revoked', async (t) => {
+  const h = await createTestApp(t)
+  const base = await listen(t, h)
+  const net = await network(h, 'revoke-stream-net')
+  const device = await addDevice(h, 'revoke-stream-dev', { networkId: net })
+  const client = await h.createUser({ networkIds: [net] })
+  const bystander = await h.createUser({ networkIds: [net] })
+
+  const ws = await connectAs(t, h, client.accessToken)
+  t.equal((await ws.request({ action: 'notification/subscribe', deviceId: device })).status, 'success')
+  const watcher = await connectAs(t, h, bystander.accessToken)
+  t.equal((await watcher.request({ action: 'notification/subscribe', deviceId: device })).status, 'success')
+  const sse = await fetch(`${base}/device/${device}/notification/stream`, { headers: { authorization: `Bearer ${client.accessToken}` } })
+  t.equal(sse.status, 200)
+  const sseText = sse.text()
+  await h.request('POST', `/device/${device}/notification`, { body: { notification: 'before' } })
+  await ws.waitForPushes(1)
+  await watcher.waitForPushes(1)
+
+  t.equal((await h.request('DELETE', `/user/${client.user.id}/network/${net}`)).status, 204)
+  t.equal(await ws.closed, 1008, 'the socket closes: authenticate and subscribe again under the new rights')
+  t.match(await sseText, /"notification":"before"/, 'the event stream ends (the client reconnects and is authorised again)')
+  await h.request('POST', `/device/${device}/notification`, { body: { notification: 'after' } })
+  await watcher.waitForPushes(2)
+  t.same(ws.pushes.map((p) => p.notification.notification), ['before'], 'nothing after the revocation')
+  t.same(watcher.pushes.map((p) => p.notification.notification), ['before', 'after'], 'another user\'s subscription goes on')
+  const again = await fetch(`${base}/device/${device}/notification/stream`, { headers: { authorization: `Bearer ${client.accessToken}` } })
+  t.equal(again.status, 403, 'a reconnect is refused under the new rights')
+  await again.body?.cancel()
+  await eventually(() => (h.hub.doorbell as unknown as { size: number }).size === 1)
+  t.pass('only the bystander\'s listener is left')
 })
 
 t.test('7. hostile inputs that used to answer 500 answer 400', async (t) => {

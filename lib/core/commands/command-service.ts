@@ -109,11 +109,16 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
     private readonly selector: MessageSelector,
     private readonly updated: boolean,
     readonly after: number | undefined,
-    readonly backlogLimit: number
+    readonly backlogLimit: number,
+    private readonly principal: Principal | undefined
   ) {
     this.doorbell = ctx.doorbell
     this.waiters = ctx.waiters
     this.kind = updated ? 'command-update' : 'command'
+  }
+
+  revokedBy (event: DoorbellEvent): boolean {
+    return revokes(event, principalUserId(this.principal))
   }
 
   routes (event: DoorbellEvent): boolean {
@@ -211,7 +216,7 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     async subscribe (principal, input) {
       const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceCommand, input)
       const updated = input.returnUpdatedCommands === true
-      const stream = await openMessageStream(new CommandStream(ctx, load, selector, updated, input.after, input.backlogLimit ?? SUBSCRIBE_BACKLOG))
+      const stream = await openMessageStream(new CommandStream(ctx, load, selector, updated, input.after, input.backlogLimit ?? SUBSCRIBE_BACKLOG, principal))
       // A device listening for its own commands (one device, inserts) is present while the stream is open.
       if (!updated && selector.deviceIds?.length === 1 && input.deviceId !== undefined) {
         const closed = ctx.presence.connectionOpened(input.deviceId)

@@ -165,10 +165,15 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
     readonly load: (event: DoorbellEvent) => Promise<NotificationRecord | undefined>,
     private readonly selector: MessageSelector,
     readonly after: number | undefined,
-    readonly backlogLimit: number
+    readonly backlogLimit: number,
+    private readonly principal: Principal | undefined
   ) {
     this.doorbell = ctx.doorbell
     this.waiters = ctx.waiters
+  }
+
+  revokedBy (event: DoorbellEvent): boolean {
+    return revokes(event, principalUserId(this.principal))
   }
 
   routes (event: DoorbellEvent): boolean {
@@ -238,7 +243,7 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
   return {
     async subscribe (principal, input) {
       const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceNotification, input)
-      return openMessageStream(new NotificationStream(ctx, load, selector, input.after, input.backlogLimit ?? BACKLOG_CAP))
+      return openMessageStream(new NotificationStream(ctx, load, selector, input.after, input.backlogLimit ?? BACKLOG_CAP, principal))
     },
 
     async query (principal, input) {

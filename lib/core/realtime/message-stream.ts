@@ -43,6 +43,12 @@ export interface MessageStreamSpec<R, V> {
   view(item: R): V
   /** Distinguishes deliveries (id, or id and lastUpdated for updates). */
   keyOf(item: R): string | number
+  /**
+   * Whether a `revoke` doorbell concerns the subscriber (`auth/revocations.ts` `revokes`): the
+   * stream then stops and reports a {@link StreamRevokedError}, so the transport makes the
+   * client authenticate again under its current rights (issue #16).
+   */
+  revokedBy?(event: DoorbellEvent): boolean
   /** Backlog cursor: items strictly after it; `undefined` = live only. */
   after?: number
   /** Most backlog items delivered (default: all, read in pages of 100). */
@@ -67,6 +73,14 @@ export interface MessageStream<V> {
 }
 
 const PAGE = 100
+
+/** Why a stream stopped when the subscriber's rights changed (role, status, password, assignments). */
+export class StreamRevokedError extends Error {
+  constructor () {
+    super('Access rights changed')
+    this.name = 'StreamRevokedError'
+  }
+}
 
 /** A queue entry: the items a resync read found. */
 class Resynced<R> {
@@ -161,6 +175,13 @@ class Stream<R, V> implements MessageStream<V> {
 
   private readonly onEvent = (event: DoorbellEvent): void => {
     if (this.closed) return
+    if (event.kind === 'revoke') {
+      if (this.spec.revokedBy?.(event) !== true) return
+      const onError = this.onError
+      this.close()
+      onError?.(new StreamRevokedError())
+      return
+    }
     if (event.kind === 'resync') {
       // Reads after the newest cursor delivered when the read runs (after what is queued before it).
       const previous = this.queue.length > 0 ? this.queue[this.queue.length - 1]! : Promise.resolve(undefined)

@@ -10,6 +10,7 @@ import type { Principal } from '../../core/auth/principal.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { unauthorized } from '../../core/errors.js'
 import type { MessageStream } from '../../core/realtime/message-stream.js'
+import { StreamRevokedError } from '../../core/realtime/message-stream.js'
 import type { ActionHandler } from './actions.js'
 import { ACTIONS } from './actions.js'
 import type { RequestFrame } from './frames.js'
@@ -66,6 +67,9 @@ function nextSubscriptionId (): number {
 }
 
 const AUTHENTICATE: ActionHandler = { public: true, run: async () => undefined }
+
+/** Close code when the user's rights changed under an open subscription (policy violation). */
+export const REVOKED_CLOSE_CODE = 1008
 
 export class WebSocketSession implements RegisteredSession {
   principal: Principal | undefined
@@ -193,8 +197,14 @@ export class WebSocketSession implements RegisteredSession {
     const member = kind
     return new SubscribeReply(subscriptionId, () => {
       stream.start(({ item }) => this.send(pushFrame(action, member, item, subscriptionId)), (error) => {
-        this.options.logger.error({ err: error }, 'subscription failed')
         this.subscriptions.delete(subscriptionId)
+        if (error instanceof StreamRevokedError) {
+          // The user's rights changed: the session's principal is stale. Closing makes the client
+          // reconnect, authenticate and subscribe again (from its last timestamp) under the new rights.
+          this.close(REVOKED_CLOSE_CODE, error.message)
+          return
+        }
+        this.options.logger.error({ err: error }, 'subscription failed')
       })
     })
   }
