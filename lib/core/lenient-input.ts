@@ -1,17 +1,30 @@
 /**
  * Lenient inputs (R12): what DeviceHive's Java binding accepts, turned into the strict shape
  * the schemas describe, before they are checked. Transport-neutral: it reads plain JSON Schema
- * (the TypeBox objects of the adapters are JSON Schema), so the HTTP adapter and the WebSocket
- * adapter normalise the same way. It never rejects anything and never widens what a value may
- * name: values still of the wrong kind are left as they are, and the schema check answers 400.
+ * (the TypeBox objects of the adapters are JSON Schema). The HTTP adapter applies it to every
+ * body and query string with the route's schemas (lib/http/validation.ts); the WebSocket adapter
+ * applies it to the entity payloads of its actions (`payload`, `device`, `user`, `network`, ...)
+ * with the same REST body schemas (lib/http/websocket/actions.ts) and reads the top-level frame
+ * fields with its own helpers, which follow the same rules (lib/http/websocket/fields.ts).
  *
- * The rules, each applied only where the schema asks for that kind of value:
- * - a JSON `null` in an optional property is the same as the property being absent;
- * - a single string where a list is expected is a list of one (`"actions": "GetDevice"`);
+ * It never rejects anything and never widens what a value may name: it only rewrites a value
+ * into the strict form of the same value. Values still of the wrong kind are left as they are,
+ * and the check that follows answers 400 (the route's schema over REST, the core's own checks
+ * or the compiled body schema over WebSocket).
+ *
+ * The rules, each applied only where the schema asks for that kind of value, at any depth the
+ * schema describes (properties it does not declare, and open schemas, are left untouched):
+ * - a JSON `null` in an optional declared property is the same as the property being absent
+ *   (a required property keeps its null, for the check to refuse);
+ * - a single string where a list is expected is a list of one (`"actions": "GetDevice"`), its
+ *   item read by the item schema (`"networkIds": "5"` is `[5]` when items are integers);
  * - `true` / `false` in any letter case where a boolean is expected (`force=False`);
- * - a string of digits where an integer is expected (`"networkId": "5"`);
- * - with `emptyIsNull` (query strings), an empty value where no string is expected is a null:
- *   that is how a query string spells it (`?take&force=`, what JavaScript clients write for null).
+ * - an optionally signed string of at most 16 digits, within the safe-integer range, where an
+ *   integer is expected (`"networkId": "5"`);
+ * - with `emptyIsNull` (query strings), an empty value in a declared property where no string is
+ *   expected is a null, so absent if optional: that is how a query string spells it
+ *   (`?take&force=`, what JavaScript clients write for null).
+ * A string is never rewritten where the schema also accepts a string.
  */
 
 /** The subset of JSON Schema the rules read (TypeBox schemas are plain objects of this shape). */

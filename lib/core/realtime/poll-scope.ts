@@ -22,6 +22,35 @@ export interface PollTargets {
 }
 
 /**
+ * The listed `networkIds` and `deviceTypeIds` of a poll, a WebSocket subscription or a stream
+ * (auth spec §4.4, §6.5; REST §6.7): each must exist and lie in the caller's data scope. If any
+ * does not, DeviceHive decides by role: an administrator gets 404 naming every id not found,
+ * anyone else 403 `Access is denied` ({@link listedTargetsRefused}), whether the ids exist or not.
+ * Networks are checked before device types; absent or empty lists check nothing.
+ *
+ * @example
+ * await requireListedTargets(store, principal, [1, 999], undefined)
+ * // admin: 404 `Networks with such networkIds wasn't found: {[999]}`; client: 403
+ */
+export async function requireListedTargets (store: Store, principal: Principal, networkIds: readonly number[] | undefined, deviceTypeIds: readonly number[] | undefined): Promise<void> {
+  const { scope } = principal
+  if (networkIds !== undefined && networkIds.length > 0) {
+    const missing: number[] = []
+    for (const id of networkIds) {
+      if (!scopeAllowsNetwork(scope, id) || await store.networks.findById(id) === undefined) missing.push(id)
+    }
+    if (missing.length > 0) throw listedTargetsRefused(principal, `Networks with such networkIds wasn't found: {[${missing.join(', ')}]}`)
+  }
+  if (deviceTypeIds !== undefined && deviceTypeIds.length > 0) {
+    const missing: number[] = []
+    for (const id of deviceTypeIds) {
+      if (!scopeAllowsDeviceType(scope, id) || await store.deviceTypes.findById(id) === undefined) missing.push(id)
+    }
+    if (missing.length > 0) throw listedTargetsRefused(principal, `Device types with such deviceTypeIds wasn't found: {[${missing.join(', ')}]}`)
+  }
+}
+
+/**
  * Resolves the many-form targets to a {@link MessageScope}; `undefined` when the caller's
  * scope is empty (the poll answers `[]` at once, §7.3 step 1).
  *
@@ -46,22 +75,9 @@ export async function resolvePollTargets (store: Store, principal: Principal | u
   if (targets.deviceId !== undefined) deviceIds = listed === undefined || listed.includes(targets.deviceId) ? [targets.deviceId] : []
   else deviceIds = listed
 
+  await requireListedTargets(store, principal, networkIds, deviceTypeIds)
   const { scope } = principal
-  if (networkIds !== undefined) {
-    const missing: number[] = []
-    for (const id of networkIds) {
-      if (!scopeAllowsNetwork(scope, id) || await store.networks.findById(id) === undefined) missing.push(id)
-    }
-    if (missing.length > 0) throw listedTargetsRefused(principal, `Networks with such networkIds wasn't found: {[${missing.join(', ')}]}`)
-  }
-  if (deviceTypeIds !== undefined) {
-    const missing: number[] = []
-    for (const id of deviceTypeIds) {
-      if (!scopeAllowsDeviceType(scope, id) || await store.deviceTypes.findById(id) === undefined) missing.push(id)
-    }
-    if (missing.length > 0) throw listedTargetsRefused(principal, `Device types with such deviceTypeIds wasn't found: {[${missing.join(', ')}]}`)
-  }
-  if (scopeIsEmpty(principal.scope)) return undefined
+  if (scopeIsEmpty(scope)) return undefined
   return {
     scope: {
       networkIds: networkIds ?? scope.networkIds,

@@ -1,15 +1,18 @@
 /**
  * The effective scope of a subscription (auth spec §6.5): one device, or the given networks and
- * device types within the caller's data scope. The result is a {@link MessageSelector}, so a
- * live item is matched with the same rules as polls (message-filter.ts), at event time.
+ * device types within the caller's data scope. Listed networks and device types are refused as
+ * the long polls refuse them (poll-scope.ts, auth spec §4.4): by role, not by token scope. The
+ * result is a {@link MessageSelector}, so a live item is matched with the same rules as polls
+ * (message-filter.ts), at event time.
  */
 import type { Action } from '../auth/actions.js'
-import { requireAction, scopeAllowsDeviceType, scopeAllowsNetwork } from '../auth/permissions.js'
+import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
-import { badRequest, forbidden, notFound } from '../errors.js'
+import { badRequest, forbidden } from '../errors.js'
 import type { Store } from '../ports.js'
 import type { MessageSelector } from './message-filter.js'
+import { requireListedTargets } from './poll-scope.js'
 
 /** Typed subscription filters; transports parse their own encodings into these. */
 export interface SubscribeTargets {
@@ -24,11 +27,6 @@ export interface SubscribeTargets {
   deviceTypeIds?: readonly number[]
   /** Exact names; absent or empty = every name except the system notifications (R3). */
   names?: readonly string[]
-}
-
-function hidden (principal: Principal, message: string): Error {
-  // D7: a restricted principal learns nothing about existence.
-  return principal.fullScope ? notFound(message) : forbidden()
 }
 
 /**
@@ -49,14 +47,8 @@ export async function resolveSubscribeTargets (store: Store, principal: Principa
   if ((scope.networkIds !== 'all' && scope.networkIds.length === 0) || (scope.deviceTypeIds !== 'all' && scope.deviceTypeIds.length === 0)) {
     throw forbidden('No access to any device type or network')
   }
-  for (const id of targets.networkIds ?? []) {
-    if (!scopeAllowsNetwork(scope, id) || await store.networks.findById(id) === undefined) throw hidden(principal, `Network with id = ${id} not found`)
-  }
-  for (const id of targets.deviceTypeIds ?? []) {
-    if (!scopeAllowsDeviceType(scope, id) || await store.deviceTypes.findById(id) === undefined) {
-      throw hidden(principal, `Device type with id = ${id} not found`)
-    }
-  }
+  // The same rule and messages as the long polls (§4.4): by role, every refused id named.
+  await requireListedTargets(store, principal, targets.networkIds, targets.deviceTypeIds)
   let deviceIds: string[] | undefined
   if (targets.deviceIds !== undefined && targets.deviceIds.length > 0) {
     deviceIds = [...new Set(targets.deviceIds)]

@@ -33,7 +33,8 @@ const ListQuery = Type.Object({
 })
 const IdParams = Type.Object({ id: Type.String() })
 const NullableId = nullableInput('integer', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
-const Body = Type.Object({
+/** The body of `PUT /device/{id}` and the `device` of WebSocket `device/save`. */
+export const DeviceBody = Type.Object({
   name: Type.Optional(nullableInput('string')),
   data: Type.Optional(JsonObjectInput),
   networkId: Type.Optional(NullableId),
@@ -61,7 +62,7 @@ export function deviceRoutes (app: App, hub: DeviceHub): void {
 
   app.put('/device/:id', {
     config: { action: Action.RegisterDevice, validationMessages: { '/data': Messages.notJsonObject } },
-    schema: { tags: ['device'], summary: 'Register or update a device', security, params: IdParams, body: Body, response: { 204: Type.Null(), ...errorResponses } }
+    schema: { tags: ['device'], summary: 'Register or update a device', security, params: IdParams, body: DeviceBody, response: { 204: Type.Null(), ...errorResponses } }
   }, async (request, reply) => {
     await hub.devices.register(request.principal, request.params.id, request.body)
     return reply.code(204).send(null)

@@ -24,7 +24,8 @@ export function nullableInput<T extends 'string' | 'integer' | 'boolean'> (type:
   return Type.Unsafe<(T extends 'string' ? string : T extends 'integer' ? number : boolean) | null>({ type: [type, 'null'], ...extra })
 }
 
-const Body = Type.Object({
+/** The body of create and update, and the `network` / `deviceType` of the WebSocket insert and update. */
+export const NamedEntityBody = Type.Object({
   name: Type.Optional(nullableInput('string')),
   description: Type.Optional(nullableInput('string'))
 })
@@ -71,12 +72,12 @@ export function namedEntityRoutes (app: App, service: NamedEntityService, option
 
   app.post(path, {
     config: { action: manageAction },
-    schema: { tags: [tag], summary: `Create a ${tag}`, security, body: Body, response: { 201: Created, ...errorResponses } }
+    schema: { tags: [tag], summary: `Create a ${tag}`, security, body: NamedEntityBody, response: { 201: Created, ...errorResponses } }
   }, async (request, reply) => reply.code(201).send(await service.create(request.principal, request.body)))
 
   app.put(`${path}/:id`, {
     config: { action: manageAction },
-    schema: { tags: [tag], summary: `Update a ${tag}`, security, params: IdParams, body: Body, response: { 204: Type.Null(), ...errorResponses } }
+    schema: { tags: [tag], summary: `Update a ${tag}`, security, params: IdParams, body: NamedEntityBody, response: { 204: Type.Null(), ...errorResponses } }
   }, async (request, reply) => {
     await service.update(request.principal, request.params.id, request.body)
     return reply.code(204).send(null)

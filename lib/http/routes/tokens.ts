@@ -12,6 +12,15 @@ const IdList = Type.Union([Type.Array(Type.Union([Type.String(), Type.Integer()]
 /** Items are checked by the service, with the contract's message; a single name is a list of one (R12). */
 const ActionList = Type.Union([Type.Array(Type.Unknown()), Type.Null()])
 const TimestampInput = Type.Union([Type.String(), Type.Integer(), Type.Null()])
+/** The body of `POST /token/create` and the `payload` of WebSocket `token/create`. */
+export const TokenCreateBody = Type.Object({
+  userId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  actions: Type.Optional(ActionList),
+  networkIds: Type.Optional(IdList),
+  deviceTypeIds: Type.Optional(IdList),
+  expiration: Type.Optional(TimestampInput),
+  refreshExpiration: Type.Optional(TimestampInput)
+})
 
 export function tokenRoutes (app: App, hub: DeviceHub): void {
   app.post('/token', {
@@ -36,14 +45,7 @@ export function tokenRoutes (app: App, hub: DeviceHub): void {
       tags: ['token'],
       summary: 'Mint a token pair for a user (ManageToken)',
       security: [{ bearer: [] }],
-      body: Type.Object({
-        userId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-        actions: Type.Optional(ActionList),
-        networkIds: Type.Optional(IdList),
-        deviceTypeIds: Type.Optional(IdList),
-        expiration: Type.Optional(TimestampInput),
-        refreshExpiration: Type.Optional(TimestampInput)
-      }),
+      body: TokenCreateBody,
       response: { 201: TokenPair, ...errorResponses }
     }
   }, async (request, reply) => {

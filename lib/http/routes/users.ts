@@ -37,7 +37,8 @@ const ListQuery = Type.Object({
 })
 const NullableInteger = nullableInput('integer')
 const NullableBoolean = nullableInput('boolean')
-const Body = Type.Object({
+/** The body of `POST /user`, `PUT /user/{id}`, `PUT /user/current` and the `user` of the WebSocket actions. */
+export const UserBody = Type.Object({
   login: Type.Optional(nullableInput('string')),
   password: Type.Optional(nullableInput('string')),
   role: Type.Optional(NullableInteger),
@@ -72,7 +73,7 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.put('/user/current', {
     config: { action: Action.UpdateCurrentUser, validationMessages: { '/data': "'parameters' must be JSON Object!" } },
-    schema: { tags: ['user'], summary: 'Update the caller', security, body: Body, response: NoContent }
+    schema: { tags: ['user'], summary: 'Update the caller', security, body: UserBody, response: NoContent }
   }, async (request, reply) => {
     await users.updateCurrent(request.principal, request.body)
     return reply.code(204).send(null)
@@ -85,12 +86,12 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.post('/user', {
     config: { action: Action.ManageUser },
-    schema: { tags: ['user'], summary: 'Create a user', security, body: Body, response: { 201: UserCreated, ...errorResponses } }
+    schema: { tags: ['user'], summary: 'Create a user', security, body: UserBody, response: { 201: UserCreated, ...errorResponses } }
   }, async (request, reply) => reply.code(201).send(await users.create(request.principal, request.body)))
 
   app.put('/user/:id', {
     config: { action: Action.ManageUser },
-    schema: { tags: ['user'], summary: 'Update a user', security, params: IdParams, body: Body, response: NoContent }
+    schema: { tags: ['user'], summary: 'Update a user', security, params: IdParams, body: UserBody, response: NoContent }
   }, async (request, reply) => {
     await users.update(request.principal, request.params.id, request.body)
     return reply.code(204).send(null)

@@ -1,7 +1,9 @@
 /**
  * The action catalogue of the WebSocket API (auth spec §6.3-§6.5): each action reads its fields
  * into the core's inputs and calls the same core operation as the REST route, so permissions,
- * scope (D7) and messages are the REST ones. Replies are the result fields of §6.4.
+ * scope (D7) and messages are the REST ones. Entity payloads are first read with the R12 rules
+ * and the REST body schemas ({@link ENTITY_PAYLOADS}), so they are as lenient as REST bodies.
+ * Replies are the result fields of §6.4.
  */
 import { Action } from '../../core/auth/actions.js'
 import { requireAction } from '../../core/auth/permissions.js'
@@ -11,8 +13,12 @@ import { CommandInsertBody, CommandUpdateBody } from '../../core/commands/comman
 import type { DeviceHub } from '../../core/devicehub.js'
 import { NotificationInsertBody } from '../../core/notifications/notification-schemas.js'
 import { badRequest, forbidden, notFound, unauthorized } from '../../core/errors.js'
+import { DeviceBody } from '../routes/devices.js'
+import { NamedEntityBody } from '../routes/networks.js'
+import { TokenCreateBody } from '../routes/tokens.js'
+import { UserBody } from '../routes/users.js'
 import {
-  optionalBoolean, optionalDeviceId, optionalInteger, optionalIntegers, optionalObject, optionalString, optionalStrings,
+  lenientEntity, optionalBoolean, optionalDeviceId, optionalInteger, optionalIntegers, optionalObject, optionalString, optionalStrings,
   optionalTimestamp, optionalTimestampText, requireDeviceId, requireInteger
 } from './fields.js'
 import type { RequestFrame } from './frames.js'
@@ -53,7 +59,7 @@ function entityBody (frame: RequestFrame, field: string, missing: string): Recor
   return body
 }
 
-// The same schemas as the REST bodies (no type coercion here: JSON frames carry real types).
+// The same schemas as the REST bodies, checked after the R12 rules (ENTITY_PAYLOADS); no other coercion.
 const commandInsertBody = Compile(CommandInsertBody)
 const commandUpdateBody = Compile(CommandUpdateBody)
 const notificationInsertBody = Compile(NotificationInsertBody)
@@ -142,8 +148,8 @@ function unsubscribe (kind: SubscriptionKind, action: Action): ActionHandler {
   }
 }
 
-/** The catalogue; `authenticate` lives in the session (it changes the session). */
-export const ACTIONS: Record<string, ActionHandler> = {
+/** The catalogue as written, before {@link ENTITY_PAYLOADS} is applied. */
+const CATALOGUE: Record<string, ActionHandler> = {
   'server/info': {
     public: true,
     run: async ({ hub, session }) => {
@@ -426,6 +432,40 @@ export const ACTIONS: Record<string, ActionHandler> = {
     }
   }
 }
+
+/**
+ * R12 for entity payloads: the member of the frame each action reads its entity from, with the
+ * body schema of the REST route doing the same thing. Normalising only rewrites a value into the
+ * strict form of the same value (null = absent, `"5"` = 5, `"TRUE"` = true, `"GetDevice"` =
+ * `["GetDevice"]`); every check (D1 for `token/create`, D7, the 400s) runs after it in the core.
+ */
+const ENTITY_PAYLOADS: Readonly<Record<string, { field: string, schema: object }>> = {
+  'token/create': { field: 'payload', schema: TokenCreateBody },
+  'device/save': { field: 'device', schema: DeviceBody },
+  'network/insert': { field: 'network', schema: NamedEntityBody },
+  'network/update': { field: 'network', schema: NamedEntityBody },
+  'devicetype/insert': { field: 'deviceType', schema: NamedEntityBody },
+  'devicetype/update': { field: 'deviceType', schema: NamedEntityBody },
+  'user/insert': { field: 'user', schema: UserBody },
+  'user/update': { field: 'user', schema: UserBody },
+  'user/updateCurrent': { field: 'user', schema: UserBody },
+  'command/insert': { field: 'command', schema: CommandInsertBody },
+  'command/update': { field: 'command', schema: CommandUpdateBody },
+  'notification/insert': { field: 'notification', schema: NotificationInsertBody }
+}
+
+function withLenientPayloads (catalogue: Record<string, ActionHandler>): Record<string, ActionHandler> {
+  const actions = { ...catalogue }
+  for (const [action, { field, schema }] of Object.entries(ENTITY_PAYLOADS)) {
+    const handler = catalogue[action]
+    if (handler === undefined) throw new Error(`no WebSocket action ${action}`)
+    actions[action] = { ...handler, run: async (ctx, frame) => handler.run(ctx, lenientEntity(frame, field, schema)) }
+  }
+  return actions
+}
+
+/** The catalogue; `authenticate` lives in the session (it changes the session). */
+export const ACTIONS: Record<string, ActionHandler> = withLenientPayloads(CATALOGUE)
 
 function deviceFilter (frame: RequestFrame): { name?: string, namePattern?: string, networkId?: number, networkName?: string } {
   return { ...namedFilter(frame), networkId: optionalInteger(frame, 'networkId'), networkName: optionalString(frame, 'networkName') }

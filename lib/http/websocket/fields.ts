@@ -1,9 +1,11 @@
 /**
  * Reading request fields of WebSocket frames into the core's typed inputs (auth spec §6.2 with
  * R12): `null` is absent, a JSON number is a device id, digit strings are ids, a single string
- * is a one-element list. Anything else answers 400 with the action's message.
+ * is a one-element list. Anything else answers 400 with the action's message. Entity payloads
+ * (`payload`, `device`, `user`, ...) go through {@link lenientEntity} with the REST body schema.
  */
 import { badRequest } from '../../core/errors.js'
+import { normaliseInput } from '../../core/lenient-input.js'
 import { parseTimestamp } from '../../core/time.js'
 import type { RequestFrame } from './frames.js'
 
@@ -112,4 +114,20 @@ export function optionalTimestamp (frame: RequestFrame, field: string): number |
 export function optionalTimestampText (frame: RequestFrame, field: string): string | undefined {
   const ms = optionalTimestamp(frame, field)
   return ms === undefined ? undefined : String(ms)
+}
+
+/**
+ * The frame with its entity payload `field` read by the R12 rules of `schema`, the body schema
+ * of the matching REST route, exactly as the REST adapter reads a body (lib/http/validation.ts).
+ * Never rejects and never changes `frame`: a payload that is not an object is left for the
+ * action to refuse with its own message, and values of the wrong kind stay as they are.
+ *
+ * @example
+ * lenientEntity({ action: 'device/save', device: { networkId: '5', isBlocked: 'TRUE', name: null } }, 'device', DeviceBody)
+ * // { action: 'device/save', device: { networkId: 5, isBlocked: true } }
+ */
+export function lenientEntity (frame: RequestFrame, field: string, schema: object): RequestFrame {
+  const value = frame[field]
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return frame
+  return { ...frame, [field]: normaliseInput(schema, value) }
 }

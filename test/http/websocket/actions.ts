@@ -4,6 +4,7 @@ import { Action } from '../../../lib/core/auth/actions.js'
 import { ACTIONS } from '../../../lib/http/websocket/actions.js'
 import { ADMIN_PASSWORD, createTestApp } from '../../fixtures/app.js'
 import { addDevice, tokenWithActions } from '../../fixtures/messaging.js'
+import { registry } from '../../fixtures/registry.js'
 import type { Frame } from '../../fixtures/websocket.js'
 import { connect, connectAs } from '../../fixtures/websocket.js'
 
@@ -163,6 +164,132 @@ t.test('the catalogue: success fields and errors of every action', async (t) => 
     if (typeof expected === 'function') expected(reply)
     else t.same({ code: reply.code, error: reply.error, status: reply.status }, { ...expected, status: 'error' }, JSON.stringify(frame))
   }
+})
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const jwtPayload = (token: string): any => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).payload
+const INVALID = { code: 400, error: 'Invalid request parameters' }
+const DENIED = { code: 403, error: 'Access is denied' }
+const failure = (reply: Frame): { code: unknown, error: unknown } => ({ code: reply.code, error: reply.error })
+
+t.test('R12 token/create: a single-string action, null lists, digit-string userId succeed exactly as over REST', async (t) => {
+  const h = await createTestApp(t)
+  const client = await h.createUser({ networkIds: [1] })
+  const id = client.user.id
+  const ws = await connectAs(t, h)
+  const claims = (token: string): unknown => {
+    const { e, ...rest } = jwtPayload(token)
+    t.type(e, 'number')
+    return rest
+  }
+  const bodies = [
+    { userId: String(id), actions: 'GetDevice', networkIds: null, deviceTypeIds: null, expiration: null, refreshExpiration: null },
+    { userId: id, actions: ['GetDevice'], networkIds: [1], deviceTypeIds: null, expiration: null, refreshExpiration: null, tokenType: null },
+    { userId: String(id), actions: 'RegisterDevice', networkIds: '1', deviceTypeIds: '*' },
+    { userId: id, actions: null, networkIds: null }
+  ]
+  for (const payload of bodies) {
+    const reply = await ws.request({ action: 'token/create', payload })
+    t.equal(reply.status, 'success', JSON.stringify(payload))
+    const rest = await h.request('POST', '/token/create', { body: payload })
+    t.equal(rest.status, 201)
+    t.same(claims(reply.accessToken), claims(rest.body.accessToken), `same claims as REST: ${JSON.stringify(payload)}`)
+    t.same(claims(reply.refreshToken), claims(rest.body.refreshToken))
+  }
+  t.same(claims((await ws.request({ action: 'token/create', payload: bodies[0] })).accessToken), { u: id, a: [3], n: null, dt: null, t: 1 })
+
+  // Wrong kinds are still refused, with the REST status.
+  for (const payload of [{ userId: 'two', actions: ['GetDevice'] }, { userId: id, networkIds: 'abc' }, { userId: id, networkIds: { id: 1 } }, { userId: id, expiration: 'soon' }]) {
+    const reply = await ws.request({ action: 'token/create', payload })
+    t.equal(reply.code, 400, JSON.stringify(payload))
+    t.equal((await h.request('POST', '/token/create', { body: payload })).status, 400)
+  }
+  t.same(failure(await ws.request({ action: 'token/create', payload: { userId: id, actions: { x: 1 } } })),
+    { code: 400, error: 'Actions list should contain only Strings or Integers' })
+})
+
+t.test('R12 token/create leniencies grant nothing D1 refuses', async (t) => {
+  const h = await createTestApp(t)
+  const client = await h.createUser({ networkIds: [1] })
+  const other = await h.createUser({ networkIds: [1] })
+  const ws = await connectAs(t, h, client.accessToken)
+  for (const payload of [
+    { userId: String(other.user.id), actions: 'GetDevice' },
+    { userId: client.user.id, actions: '*' },
+    { userId: String(client.user.id), actions: 'ManageUser', networkIds: null },
+    { userId: client.user.id, actions: 'GetDevice', networkIds: '*' },
+    { userId: client.user.id, actions: 'GetDevice', networkIds: '2' },
+    { userId: String(client.user.id), actions: ['GetDevice'], deviceTypeIds: null, expiration: String(Date.now() + 365 * 86_400_000) }
+  ]) {
+    t.same(failure(await ws.request({ action: 'token/create', payload })), DENIED, JSON.stringify(payload))
+  }
+  const own = await ws.request({ action: 'token/create', payload: { userId: String(client.user.id), actions: 'GetDevice', networkIds: '1', deviceTypeIds: null } })
+  t.equal(own.status, 'success', 'within its own rights the lenient payload works')
+  t.same([jwtPayload(own.accessToken).a, jwtPayload(own.accessToken).n], [[3], ['1']])
+})
+
+t.test('R12 device/save: digit-string ids, "TRUE", nulls; wrong kinds get the REST 400; no extra network', async (t) => {
+  const h = await createTestApp(t)
+  const r = registry(h)
+  const net = await r.network('Lab')
+  const other = await r.network('Other')
+  const ws = await connectAs(t, h)
+  const saved = await ws.request({ action: 'device/save', deviceId: 'ws-d-1', device: { name: 'd', networkId: String(net), deviceTypeId: '1', isBlocked: 'TRUE', data: null } })
+  t.equal(saved.status, 'success', JSON.stringify(saved))
+  const view = { id: 'ws-d-1', name: 'd', data: null, networkId: net, deviceTypeId: 1, isBlocked: true, lastSeen: null, online: false }
+  t.same((await ws.request({ action: 'device/get', deviceId: 'ws-d-1' })).device, view)
+  t.equal((await ws.request({ action: 'device/save', deviceId: 'ws-d-1', device: { name: null, networkId: null, deviceTypeId: null, isBlocked: null } })).status, 'success', 'nulls change nothing')
+  t.same((await ws.request({ action: 'device/save', deviceId: 'ws-d-1', device: { isBlocked: 'false' } })).status, 'success')
+  t.same((await h.request('GET', '/device/ws-d-1')).body, { ...view, isBlocked: false }, 'as REST reads it back')
+  for (const device of [{ name: 'd', networkId: 'lab' }, { name: 'd', networkId: { id: net } }, { name: 'd', isBlocked: 'maybe' }, { name: 'd', networkId: '1.5' }, { name: 'd', deviceTypeId: 'one' }]) {
+    const reply = await ws.request({ action: 'device/save', deviceId: 'ws-d-1', device })
+    const rest = await h.request('PUT', '/device/ws-d-1', { body: device })
+    t.same(failure(reply), INVALID, JSON.stringify(device))
+    t.same(failure(reply), { code: rest.status, error: rest.body.message }, `same as REST: ${JSON.stringify(device)}`)
+  }
+  const client = await h.createUser({ networkIds: [net] })
+  const restricted = await connectAs(t, h, client.accessToken)
+  t.same(failure(await restricted.request({ action: 'device/save', deviceId: 'ws-d-2', device: { name: 'x', networkId: String(other) } })),
+    { code: 403, error: 'No access to network!' }, 'a digit string names the same network as the number')
+})
+
+t.test('R12 user, network, device type, command and notification payloads', async (t) => {
+  const h = await createTestApp(t)
+  const ws = await connectAs(t, h)
+  const device = await addDevice(h)
+
+  const login = `ws-r12-${process.pid}`
+  const created = await ws.request({ action: 'user/insert', user: { login, password: 'ws-password-1', role: '1', status: '0', data: null, introReviewed: 'True', allDeviceTypesAvailable: 'FALSE' } })
+  t.equal(created.status, 'success', JSON.stringify(created))
+  const userId = created.user.id
+  t.same([created.user.introReviewed, created.user.allDeviceTypesAvailable], [true, false])
+  t.equal((await ws.request({ action: 'user/update', userId: String(userId), user: { login: null, password: null, role: null, status: '1' } })).status, 'success')
+  const stored = await h.store.users.findById(userId)
+  t.same([stored?.login, stored?.role, stored?.status], [login, 1, 1])
+  t.equal((await ws.request({ action: 'user/insert', user: { login: `${login}-2`, password: 'ws-password-1', role: 'admin' } })).code, 400, 'a word is not a role')
+
+  const client = await h.createUser()
+  const self = await connectAs(t, h, client.accessToken)
+  t.equal((await self.request({ action: 'user/updateCurrent', user: { login: null, role: null, introReviewed: 'TRUE' } })).status, 'success')
+  t.same(failure(await self.request({ action: 'user/updateCurrent', user: { role: '0' } })), { code: 403, error: 'Access is denied' }, 'no admin-only field opens')
+  t.same([(await h.store.users.findById(client.user.id))?.role, (await h.store.users.findById(client.user.id))?.introReviewed], [1, true])
+
+  const network = await ws.request({ action: 'network/insert', network: { name: `ws-r12-net-${process.pid}`, description: null } })
+  t.equal(network.status, 'success')
+  t.equal((await ws.request({ action: 'network/update', networkId: String(network.network.id), network: { name: null, description: 'd' } })).status, 'success')
+  t.same((await h.store.networks.findById(network.network.id))?.name, `ws-r12-net-${process.pid}`, 'a null name is an absent one')
+  const type = await ws.request({ action: 'devicetype/insert', deviceType: { name: `ws-r12-dt-${process.pid}`, description: null } })
+  t.equal(type.status, 'success')
+  t.equal((await ws.request({ action: 'devicetype/update', deviceTypeId: type.deviceType.id, deviceType: { name: null, description: null } })).status, 'success')
+
+  const command = await ws.request({ action: 'command/insert', deviceId: device, command: { command: 'go', lifetime: '60', status: null, result: null, parameters: null, timestamp: null } })
+  t.equal(command.status, 'success', JSON.stringify(command))
+  const read = await ws.request({ action: 'command/get', deviceId: device, commandId: command.command.id })
+  t.same([read.command.lifetime, read.command.status], [60, null])
+  t.equal((await ws.request({ action: 'command/update', deviceId: device, commandId: command.command.id, command: { status: 'done', result: null } })).status, 'success')
+  t.same(failure(await ws.request({ action: 'command/insert', deviceId: device, command: { command: 'go', lifetime: 'long' } })), INVALID)
+  const notification = await ws.request({ action: 'notification/insert', deviceId: device, notification: { notification: 'temp', parameters: null, timestamp: null } })
+  t.equal(notification.status, 'success', JSON.stringify(notification))
 })
 
 t.test('every protected action answers 401 anonymous and 403 without its permission, before reading its fields', async (t) => {

@@ -5,6 +5,7 @@ import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.
 import { webSocketRegistry } from '../../../lib/http/websocket/registry.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, call, eventually, listen, sleep, tokenWithActions } from '../../fixtures/messaging.js'
+import { registry } from '../../fixtures/registry.js'
 import { connect, connectAs } from '../../fixtures/websocket.js'
 
 t.test('reply first, then the backlog, then live pushes: none lost or repeated under concurrent writers', async (t) => {
@@ -109,8 +110,8 @@ t.test('subscribe errors: device, networks, device types, empty scope, permissio
   const cases: Array<[Record<string, unknown>, number, string]> = [
     [{ action: 'notification/subscribe', deviceId: '' }, 400, 'Device id is wrong or empty'],
     [{ action: 'notification/subscribe', deviceId: 'missing' }, 404, 'Device with such deviceId = missing not found'],
-    [{ action: 'command/subscribe', networkIds: [999] }, 404, 'Network with id = 999 not found'],
-    [{ action: 'command/subscribe', deviceTypeIds: [999] }, 404, 'Device type with id = 999 not found'],
+    [{ action: 'command/subscribe', networkIds: [999] }, 404, 'Networks with such networkIds wasn\'t found: {[999]}'],
+    [{ action: 'command/subscribe', deviceTypeIds: [999] }, 404, 'Device types with such deviceTypeIds wasn\'t found: {[999]}'],
     [{ action: 'command/subscribe', networkIds: 'x' }, 400, 'Invalid request parameters'],
     [{ action: 'notification/subscribe', timestamp: 'yesterday' }, 400, 'Invalid request parameters'],
     [{ action: 'command/subscribe', returnUpdatedCommands: 'maybe' }, 400, 'Invalid request parameters']
@@ -137,6 +138,47 @@ t.test('subscribe errors: device, networks, device types, empty scope, permissio
   t.equal(hidden.code, 403, 'a restricted principal gets 403 for a network it cannot see (D7)')
   t.equal((await r.request({ action: 'notification/subscribe', deviceId: device })).status, 'success')
   t.equal((h.hub.doorbell as MemoryDoorbell).size, 1, 'refused subscriptions leave no listener')
+})
+
+t.test('subscribe with networkIds / deviceTypeIds: the long polls\' rule and messages (D7, §4.4 by role)', async (t) => {
+  const h = await createTestApp(t)
+  const r = registry(h)
+  const mine = await r.network('Mine')
+  const theirs = await r.network('Theirs')
+  const type = await r.deviceType('Kind')
+  const admin = await connectAs(t, h)
+  for (const action of ['notification/subscribe', 'command/subscribe']) {
+    const networks = await admin.request({ action, networkIds: [1, 999, 998] })
+    t.same([networks.code, networks.error], [404, 'Networks with such networkIds wasn\'t found: {[999, 998]}'], `${action}: admin, missing networks`)
+    const types = await admin.request({ action, networkIds: [1], deviceTypeIds: [999] })
+    t.same([types.code, types.error], [404, 'Device types with such deviceTypeIds wasn\'t found: {[999]}'], `${action}: admin, missing device type`)
+    t.equal((await admin.request({ action, networkIds: [mine, theirs], deviceTypeIds: [type] })).status, 'success', `${action}: admin, existing`)
+  }
+  const poll = await h.request('GET', '/device/notification/poll', { query: { networkIds: '1,999,998', waitTimeout: 0 } })
+  t.same(poll.body, { error: 404, message: 'Networks with such networkIds wasn\'t found: {[999, 998]}' }, 'the REST poll answers the same')
+
+  // A restricted admin token is still an administrator: 404 with the ids, as the polls answer.
+  const narrowAdmin = await connectAs(t, h, r.token(1, [Action.GetDeviceNotification], [String(mine)], ['*']))
+  const outside = await narrowAdmin.request({ action: 'notification/subscribe', networkIds: [theirs] })
+  t.same([outside.code, outside.error], [404, `Networks with such networkIds wasn't found: {[${theirs}]}`])
+
+  // Any client: 403 `Access is denied` whether the id exists or not, even with a `*` token.
+  const client = await h.createUser({ networkIds: [mine] })
+  const restricted = await connectAs(t, h, client.accessToken)
+  const star = await connectAs(t, h, r.token(client.user.id, [Action.GetDeviceNotification, Action.GetDeviceCommand], ['*'], ['*']))
+  for (const [ws, label] of [[restricted, 'client token'], [star, 'client * token']] as const) {
+    for (const frame of [
+      { action: 'notification/subscribe', networkIds: [theirs] },
+      { action: 'notification/subscribe', networkIds: [999] },
+      { action: 'command/subscribe', networkIds: [mine, 999] },
+      { action: 'command/subscribe', deviceTypeIds: [999] }
+    ]) {
+      const reply = await ws.request(frame)
+      t.same([reply.code, reply.error], [403, 'Access is denied'], `${label}: ${JSON.stringify(frame)}`)
+    }
+    t.equal((await ws.request({ action: 'notification/subscribe', networkIds: [mine] })).status, 'success', `${label}: its own network`)
+  }
+  t.equal((h.hub.doorbell as MemoryDoorbell).size, 4, 'only the accepted subscriptions listen')
 })
 
 t.test('unsubscribe by id, all of a kind, unknown id; subscription/list by type and permission', async (t) => {
