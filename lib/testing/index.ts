@@ -15,7 +15,7 @@ export type { TestRig, TestRigOptions, DeviceProps, SimulateProps, SimulatedDevi
 export type { DeviceHandle } from './device-handle.js'
 export type { Faults, FaultRecord, FaultKind, FaultScope } from './faults.js'
 export type { NotificationMatcher, DeepPartial } from './match.js'
-export type { TranscriptEntry } from './transcript.js'
+export type { TranscriptEntry, TranscriptFrame } from './transcript.js'
 export { createRestClient, RestError } from '../client/rest-client.js'
 export type { RestClient, RestClientOptions, CommandView, NotificationView, PollOptions, Exchange } from '../client/rest-client.js'
 export { createSimulatedDevice } from '../client/simulated-device.js'

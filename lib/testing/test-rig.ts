@@ -20,11 +20,12 @@ import { deviceOfRequest } from './device-of-request.js'
 import { installFaults } from './faults.js'
 import type { Faults } from './faults.js'
 import { createTranscript } from './transcript.js'
+import { recordWebSockets } from './websocket-transcript.js'
 
 export interface TestRigOptions {
   /** `:memory:` (default), a SQLite file, or a `postgres://` URL. */
   db?: string
-  /** Write every request, push and fault as JSON lines to this file. */
+  /** Write every request, push, WebSocket frame and fault as JSON lines to this file (appended). */
   transcript?: string
   /** REST base path (default `/api/rest`). */
   basePath?: string
@@ -105,6 +106,8 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
       basePath: options.basePath,
       logger: options.logger ?? false,
       configure (app) {
+        // Before the faults: a push they drop is not recorded as sent, a delayed one when it leaves.
+        recordWebSockets(app, { transcript, deviceOfToken: (token) => deviceTokens.get(token) })
         faults = installFaults(app, {
           transcript,
           exempt: (request) => request.headers['x-devicehub-rig'] === rigHeader['x-devicehub-rig'],

@@ -2,6 +2,10 @@
  * The rig over WebSocket: a simulated device on one WebSocket, and the WebSocket faults (cut
  * connections per device, dropped and delayed push frames) observed by a real `ws` client.
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
 import { connectWebSocket, createTestRig } from '../../lib/testing/index.js'
 import type { Push } from '../../lib/testing/index.js'
@@ -53,3 +57,60 @@ t.test('WebSocket pushes dropped or delayed per device; an unscoped disconnect c
   t.equal(await client.closed, 1006)
   t.same(rig.faults.record.map((r) => r.kind), ['drop-push', 'delay-push', 'websocket-disconnect'])
 })
+
+t.test('the transcript has every WebSocket frame and push of a simulated device, in order, with no token', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'devicehub-rig-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'rig.jsonl')
+  const rig = await createTestRig({ transcript: file })
+  const pump = await rig.simulateDevice('tx-pump', { start: (c) => ({ rpm: c.parameters?.rpm ?? 0 }) }, { transport: 'websocket' })
+  const first = await pump.command('start', { rpm: 900 }, { timeout: 3000 })
+  t.match(first, { status: 'completed' })
+  t.equal(rig.faults.disconnectWebSockets({ device: 'tx-pump' }), 1)
+  const second = await pump.command('start', { rpm: 300 }, { timeout: 5000 })
+  t.match(second, { status: 'completed' }, 'answered after the reconnect')
+  // A client under test asking for tokens over the socket: the reply carries them, the transcript must not.
+  const client = await connectWebSocket(rig.webSocketUrl, rig.adminToken)
+  const minted = await client.request<{ accessToken: string, refreshToken: string }>('token/create', { payload: { userId: 1, actions: ['GetDevice'] } })
+  await client.close()
+  const secrets = [rig.adminToken, pump.accessToken, pump.refreshToken, minted.accessToken, minted.refreshToken]
+  await rig.close()
+
+  const text = await readFile(file, 'utf8')
+  const lines = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+  t.ok(lines.every((l) => typeof l.at === 'string'))
+  t.ok(lines.filter((l) => l.type === 'frame' || l.type === 'connection').every((l) => l.via === 'websocket'), 'WebSocket entries say so')
+  const order: Array<Record<string, unknown>> = [
+    { type: 'connection', event: 'open', connection: 1, url: '/api/websocket' },
+    { type: 'frame', from: 'client', connection: 1, device: 'tx-pump', frame: { action: 'authenticate', token: '[redacted]' } },
+    { type: 'frame', from: 'server', connection: 1, frame: { action: 'authenticate', status: 'success' } },
+    { type: 'frame', from: 'client', connection: 1, frame: { action: 'command/subscribe', deviceId: 'tx-pump' } },
+    { type: 'frame', from: 'server', connection: 1, frame: { action: 'command/subscribe', status: 'success' } },
+    { type: 'push', via: 'websocket', connection: 1, device: 'tx-pump', items: 1, frame: { action: 'command/insert', command: { id: first.id, command: 'start', deviceId: 'tx-pump' } } },
+    { type: 'frame', from: 'client', connection: 1, frame: { action: 'command/update', commandId: first.id, command: { status: 'completed' } } },
+    { type: 'frame', from: 'server', connection: 1, frame: { action: 'command/update', status: 'success' } },
+    { type: 'fault', kind: 'websocket-disconnect', device: 'tx-pump' },
+    { type: 'connection', event: 'close', connection: 1, code: 1006 },
+    { type: 'connection', event: 'open', connection: 2 },
+    { type: 'frame', from: 'client', connection: 2, frame: { action: 'authenticate', token: '[redacted]' } },
+    { type: 'push', via: 'websocket', connection: 2, frame: { action: 'command/insert', command: { id: second.id, command: 'start' } } },
+    { type: 'frame', from: 'client', connection: 2, frame: { action: 'command/update', commandId: second.id, command: { status: 'completed' } } },
+    { type: 'frame', from: 'server', connection: 3, frame: { action: 'token/create', status: 'success', accessToken: '[redacted]', refreshToken: '[redacted]' } }
+  ]
+  let at = -1
+  for (const expected of order) {
+    const found = lines.findIndex((l, i) => i > at && matches(l, expected))
+    t.ok(found > at, `in order: ${JSON.stringify(expected)}`)
+    if (found > at) at = found
+  }
+  t.notOk(lines.some((l) => JSON.stringify(l.frame ?? {}).includes('"parameters"')), 'bodies are left out, as in HTTP entries')
+  for (const secret of secrets) t.notOk(text.includes(secret), 'no token in the transcript')
+  t.notOk(/eyJ[\w-]*\.[\w-]+\./.test(text), 'nothing shaped like a JWT either')
+})
+
+/** Every key of `expected` matches in `actual`, recursively. */
+function matches (actual: unknown, expected: unknown): boolean {
+  if (typeof expected !== 'object' || expected === null) return actual === expected
+  if (typeof actual !== 'object' || actual === null) return false
+  return Object.entries(expected).every(([key, value]) => matches((actual as Record<string, unknown>)[key], value))
+}
