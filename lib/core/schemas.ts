@@ -18,3 +18,22 @@ export const JsonObjectInput = Type.Unknown({ description: 'JSON object or null'
 
 /** A timestamp on input: any form of the contract, or null. Null first: Ajv coerces types, and would turn a null into "" or 0. */
 export const TimestampInput = Type.Union([Type.Null(), Type.String(), Type.Integer()])
+
+/**
+ * A nullable body field as one `type` array, not a union: Ajv's type coercion would turn a
+ * null into "" / 0 / false in the first branch of an `anyOf`, but leaves a value alone when
+ * its type is one of the listed ones.
+ *
+ * @example
+ * nullableInput('integer', { minimum: 0 }) // { type: ['integer', 'null'], minimum: 0 }
+ */
+export function nullableInput<T extends 'string' | 'integer' | 'boolean'> (type: T, extra: Record<string, unknown> = {}) {
+  return Type.Unsafe<(T extends 'string' ? string : T extends 'integer' ? number : boolean) | null>({ type: [type, 'null'], ...extra })
+}
+
+/**
+ * A body as a core service takes it: the fields of its schema, each unchecked. The service
+ * checks every value with the contract's messages, because WebSocket frames reach it without
+ * the REST schema's validation.
+ */
+export type Unchecked<T> = Partial<Record<keyof T, unknown>>

@@ -10,6 +10,7 @@ import type { UserPatch, UserRecord } from '../users/user-ports.js'
 import { UserRole, UserStatus } from '../users/user-ports.js'
 import type { Action } from './actions.js'
 import { Action as A, CLIENT_ACTIONS, expandActions, parseAction } from './actions.js'
+import type { AccessTokenView, TokenPair } from './auth-schemas.js'
 import type { JwtCodec, PluginTokenPayload, TokenPayload, TokenType as TokenTypeValue, UserTokenPayload } from './jwt.js'
 import { TokenRejectedError, TokenType, isUserPayload } from './jwt.js'
 import type { LoginThrottle } from './login-throttle.js'
@@ -31,10 +32,7 @@ export const DEFAULT_TOKEN_LIFETIMES: TokenLifetimes = {
   refreshMs: 182 * 24 * 60 * 60 * 1000
 }
 
-export interface TokenPair {
-  accessToken: string
-  refreshToken: string
-}
+export type { AccessTokenView, TokenPair } from './auth-schemas.js'
 
 /** Body of `POST /token/create` after schema validation. */
 export interface TokenCreateRequest {
@@ -58,7 +56,7 @@ export interface AuthService {
   /** `POST /token/create` (ManageToken; D1 limits non-admin callers). */
   createTokens(principal: Principal | undefined, request: TokenCreateRequest | undefined): Promise<TokenPair>
   /** `POST /token/refresh`: a new access token from a refresh token. */
-  refresh(refreshToken: unknown): Promise<{ accessToken: string }>
+  refresh(refreshToken: unknown): Promise<AccessTokenView>
   /** Resolves an access token to a principal, or the reason it fails. */
   verifyAccessToken(token: string): Promise<{ principal: Principal } | { failure: AuthFailure }>
   /**

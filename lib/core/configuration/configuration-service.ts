@@ -9,15 +9,12 @@ import { badRequest, forbidden, notFound } from '../errors.js'
 import type { Store } from '../ports.js'
 import { requireBody, validationMessage } from '../validation.js'
 import type { ConfigurationRecord } from './configuration-ports.js'
+import type { ConfigurationView } from './configuration-schemas.js'
 
 /** Names that exist only inside the server (D3). */
 const RESERVED_NAMES = new Set(['jwt.secret'])
 
-export interface ConfigurationView {
-  name: string
-  value: string
-  entityVersion: number
-}
+export type { ConfigurationView } from './configuration-schemas.js'
 
 export interface ConfigurationService {
   get(principal: Principal | undefined, name: string): Promise<ConfigurationView>

@@ -11,30 +11,16 @@ import { badRequest, forbidden, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
 import { parseListQuery } from '../networks/list-query.js'
 import { recordNotification } from '../notifications/record-notification.js'
-import type { DataScope, JsonObject } from '../ports.js'
+import type { DataScope } from '../ports.js'
 import { FULL_SCOPE } from '../ports.js'
 import type { DevicePresence, Presence } from '../presence/presence-service.js'
 import { formatTimestamp } from '../time.js'
 import { jsonObjectOrNull, requireBody, validationMessage } from '../validation.js'
 import { loadDeviceInScope } from './device-access.js'
 import type { DeviceFilter, DevicePatch, DeviceRecord } from './device-ports.js'
+import type { DeviceBody, DeviceFields, DeviceView } from './device-schemas.js'
 
-/** The stored fields of a device, as `$device-add` / `$device-update` carry them. */
-export interface DeviceFields {
-  id: string
-  name: string
-  data: JsonObject | null
-  networkId: number
-  deviceTypeId: number
-  isBlocked: boolean
-}
-
-/** A device as `GET /device` answers it: the stored fields plus presence (extra fields DeviceHive clients ignore). */
-export interface DeviceView extends DeviceFields {
-  /** Last device-authored activity (a timestamp string), or null when never seen. */
-  lastSeen: string | null
-  online: boolean
-}
+export type { DeviceBody, DeviceFields, DeviceView } from './device-schemas.js'
 
 export interface DeviceListInput extends ListQueryInput {
   name?: string
@@ -45,14 +31,6 @@ export interface DeviceListInput extends ListQueryInput {
   deviceTypeName?: string
   /** Presence filter: only devices online (true) or offline (false). */
   online?: boolean
-}
-
-export interface DeviceBody {
-  name?: unknown
-  data?: unknown
-  networkId?: unknown
-  deviceTypeId?: unknown
-  isBlocked?: unknown
 }
 
 export interface DeviceService {

@@ -2,21 +2,13 @@
 import type { Clock } from '../time.js'
 import { formatTimestamp } from '../time.js'
 import { API_VERSION, SERVER_VERSION } from '../version.js'
+import type { ApiInfo, CacheInfo, ClusterInfo } from './info-schemas.js'
 
-export interface ApiInfo {
-  apiVersion: string
-  serverVersion: string
-  serverTimestamp: string
-}
-
-export interface ClusterInfo {
-  'bootstrap.servers': string
-  'zookeeper.connect': string
-}
+export type { ApiInfo, CacheInfo, ClusterInfo } from './info-schemas.js'
 
 export interface InfoService {
   info(): ApiInfo
-  cache(): { serverTimestamp: string, cacheStats: string }
+  cache(): CacheInfo
   cluster(): ClusterInfo
 }
 

@@ -17,33 +17,13 @@ import { requireBody, validationMessage } from '../validation.js'
 import type { ListQueryInput } from './list-query.js'
 import { parseListQuery } from './list-query.js'
 import type { NetworkRecord, NetworkRepository } from './network-ports.js'
+import type { EmbeddedDeviceView, NamedEntityBody, NamedEntityView, NamedEntityWithDevices } from './network-schemas.js'
 
-export interface NamedEntityView {
-  id: number
-  name: string
-  description: string | null
-}
-
-/** A device inside a network or device type (§2.1): no networkId / deviceTypeId. */
-export interface EmbeddedDeviceView {
-  id: string
-  name: string
-  data: DeviceRecord['data']
-  isBlocked: boolean
-}
-
-export interface NamedEntityWithDevices extends NamedEntityView {
-  devices: EmbeddedDeviceView[]
-}
+export type { EmbeddedDeviceView, NamedEntityBody, NamedEntityView, NamedEntityWithDevices } from './network-schemas.js'
 
 export interface NamedEntityListInput extends ListQueryInput {
   name?: string
   namePattern?: string
-}
-
-export interface NamedEntityBody {
-  name?: unknown
-  description?: unknown
 }
 
 export interface NamedEntityService {

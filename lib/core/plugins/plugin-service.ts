@@ -17,23 +17,11 @@ import type { PluginFilterQuery, PluginFilterSpec } from './plugin-filter.js'
 import { buildPluginFilter } from './plugin-filter.js'
 import type { PluginFilter, PluginPatch, PluginRecord } from './plugin-ports.js'
 import { PluginStatus } from './plugin-ports.js'
+import type { PluginCreateBody, PluginRegistration, PluginStatusName, PluginView } from './plugin-schemas.js'
 import type { PluginTokenService } from './plugin-token-service.js'
 import { createPluginTokenService } from './plugin-token-service.js'
 
-export type PluginStatusName = 'ACTIVE' | 'INACTIVE' | 'CREATED'
-
-/** The plugin view of `GET /plugin`. */
-export interface PluginView {
-  id: number
-  name: string
-  description: string | null
-  topicName: string
-  filter: string
-  status: PluginStatusName
-  subscriptionId: number | null
-  userId: number
-  parameters: JsonObject | null
-}
+export type { PluginCreateBody, PluginRegistration, PluginStatusName, PluginView } from './plugin-schemas.js'
 
 /** `GET /plugin` and `/plugin/count` query parameters after schema validation. */
 export interface PluginListQuery {
@@ -49,24 +37,11 @@ export interface PluginListQuery {
   skip?: number
 }
 
-export interface PluginCreateBody {
-  name?: unknown
-  description?: unknown
-  parameters?: unknown
-}
-
 export interface PluginCreateInput {
   query: PluginFilterQuery
   body: PluginCreateBody | undefined
   /** The WebSocket URL plugins connect to; the HTTP layer derives it from the request. */
   proxyEndpoint: string
-}
-
-export interface PluginRegistration {
-  accessToken: string
-  refreshToken: string
-  proxyEndpoint: string
-  topicName: string
 }
 
 export interface PluginUpdateQuery extends PluginFilterQuery {

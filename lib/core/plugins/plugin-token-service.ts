@@ -12,22 +12,9 @@ import type { ServiceContext } from '../context.js'
 import { DeviceHubError, badRequest, forbidden, unauthorized } from '../errors.js'
 import { formatTimestamp, parseTimestamp } from '../time.js'
 import { UserRole, UserStatus } from '../users/user-ports.js'
+import type { PluginTokenInfo, PluginTokenRequest } from './plugin-schemas.js'
 
-/** A plugin payload in compact keys, as posted to `/token/plugin/create`. */
-export interface PluginTokenRequest {
-  tpc?: unknown
-  a?: unknown
-  e?: unknown
-  t?: unknown
-}
-
-/** What `/token/plugin/authenticate` answers: `e` as a DeviceHive timestamp. */
-export interface PluginTokenInfo {
-  a: number[] | null
-  e: string
-  t: number
-  tpc: string
-}
+export type { PluginTokenInfo, PluginTokenRequest } from './plugin-schemas.js'
 
 export interface PluginTokenService {
   createToken(principal: Principal | undefined, request: PluginTokenRequest | undefined): Promise<TokenPair>

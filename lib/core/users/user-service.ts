@@ -13,52 +13,21 @@ import type { ServiceContext } from '../context.js'
 import { DeviceHubError, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
 import { parseListQuery } from '../networks/list-query.js'
-import type { NamedEntityView } from '../networks/named-entity-service.js'
 import { toNamedEntityView } from '../networks/named-entity-service.js'
-import type { JsonObject } from '../ports.js'
+import type { NamedEntityView } from '../networks/network-schemas.js'
 import { formatNullableTimestamp } from '../time.js'
 import { jsonObjectOrNull, requireBody, validationMessage } from '../validation.js'
 import type { UserFilter, UserPatch, UserRecord } from './user-ports.js'
 import { UserRole, UserStatus } from './user-ports.js'
+import type { UserBody, UserCreatedView, UserDeviceTypeView, UserListView, UserNetworkView, UserView } from './user-schemas.js'
 
-export interface UserListView {
-  id: number
-  login: string
-  role: number
-  status: number
-  lastLogin: string | null
-  data: JsonObject | null
-  introReviewed: boolean
-  allDeviceTypesAvailable: boolean
-}
-
-export interface UserView extends UserListView {
-  networks: NamedEntityView[]
-}
-
-export interface UserCreatedView {
-  id: number
-  lastLogin: string | null
-  data: JsonObject | null
-  introReviewed: boolean
-  allDeviceTypesAvailable: boolean
-}
+export type { UserBody, UserCreatedView, UserDeviceTypeView, UserListView, UserNetworkView, UserView } from './user-schemas.js'
 
 export interface UserListInput extends ListQueryInput {
   login?: string
   loginPattern?: string
   role?: number
   status?: number
-}
-
-export interface UserBody {
-  login?: unknown
-  password?: unknown
-  role?: unknown
-  status?: unknown
-  data?: unknown
-  introReviewed?: unknown
-  allDeviceTypesAvailable?: unknown
 }
 
 export interface UserService {
@@ -70,11 +39,11 @@ export interface UserService {
   update(principal: Principal | undefined, id: number, body: UserBody | undefined): Promise<void>
   updateCurrent(principal: Principal | undefined, body: UserBody | undefined): Promise<void>
   delete(principal: Principal | undefined, id: number): Promise<void>
-  getNetwork(principal: Principal | undefined, userId: number, networkId: number): Promise<{ network: NamedEntityView }>
+  getNetwork(principal: Principal | undefined, userId: number, networkId: number): Promise<UserNetworkView>
   assignNetwork(principal: Principal | undefined, userId: number, networkId: number): Promise<void>
   unassignNetwork(principal: Principal | undefined, userId: number, networkId: number): Promise<void>
   listDeviceTypes(principal: Principal | undefined, userId: number): Promise<NamedEntityView[]>
-  getDeviceType(principal: Principal | undefined, userId: number, deviceTypeId: number): Promise<{ deviceType: NamedEntityView }>
+  getDeviceType(principal: Principal | undefined, userId: number, deviceTypeId: number): Promise<UserDeviceTypeView>
   assignDeviceType(principal: Principal | undefined, userId: number, deviceTypeId: number): Promise<void>
   unassignDeviceType(principal: Principal | undefined, userId: number, deviceTypeId: number): Promise<void>
   allowAllDeviceTypes(principal: Principal | undefined, userId: number): Promise<void>

@@ -2,22 +2,11 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { DeviceBody, DeviceView } from '../../core/devices/device-schemas.js'
 import { Messages } from '../../core/errors.js'
-import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, errorResponses, ListPaging } from '../schemas.js'
+import { Count, IntegerId, errorResponses, ListPaging } from '../schemas.js'
 import type { App } from '../types.js'
-import { nullableInput } from './networks.js'
 
-export const DeviceView = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  data: JsonObjectOrNull,
-  networkId: Type.Integer(),
-  deviceTypeId: Type.Integer(),
-  isBlocked: Type.Boolean(),
-  // Presence (extra fields; DeviceHive clients ignore them).
-  lastSeen: Type.Union([Type.String(), Type.Null()]),
-  online: Type.Boolean()
-})
 const Filter = {
   name: Type.Optional(Type.String()),
   namePattern: Type.Optional(Type.String({ maxLength: 1000 })),
@@ -32,15 +21,6 @@ const ListQuery = Type.Object({
   ...ListPaging
 })
 const IdParams = Type.Object({ id: Type.String() })
-const NullableId = nullableInput('integer', { minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
-/** The body of `PUT /device/{id}` and the `device` of WebSocket `device/save`. */
-export const DeviceBody = Type.Object({
-  name: Type.Optional(nullableInput('string')),
-  data: Type.Optional(JsonObjectInput),
-  networkId: Type.Optional(NullableId),
-  deviceTypeId: Type.Optional(NullableId),
-  isBlocked: Type.Optional(nullableInput('boolean'))
-})
 
 export function deviceRoutes (app: App, hub: DeviceHub): void {
   const security = [{ bearer: [] }]

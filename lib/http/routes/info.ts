@@ -1,7 +1,8 @@
 /** `GET /`, `/info`, `/info/cache`, `/info/config/cluster` (spec §3): public. */
 import { Type } from 'typebox'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { Timestamp, errorResponses } from '../schemas.js'
+import { ApiInfo, CacheInfo, ClusterInfo } from '../../core/info/info-schemas.js'
+import { errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
 import { configureWebSocketUrl, webSocketServerUrl } from '../websocket-url.js'
 
@@ -28,12 +29,7 @@ export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions)
       tags: ['info'],
       summary: 'API version, server time and the WebSocket URL',
       response: {
-        200: Type.Object({
-          apiVersion: Type.String(),
-          serverVersion: Type.String(),
-          serverTimestamp: Timestamp,
-          webSocketServerUrl: Type.String()
-        }),
+        200: Type.Object({ ...ApiInfo.properties, webSocketServerUrl: Type.String() }),
         ...errorResponses
       }
     }
@@ -46,7 +42,7 @@ export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions)
     schema: {
       tags: ['info'],
       summary: 'Cache statistics (informational)',
-      response: { 200: Type.Object({ serverTimestamp: Timestamp, cacheStats: Type.String() }), ...errorResponses }
+      response: { 200: CacheInfo, ...errorResponses }
     }
   }, async () => hub.info.cache())
 
@@ -54,10 +50,7 @@ export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions)
     schema: {
       tags: ['info'],
       summary: 'Cluster connection strings (empty: devicehub needs no Kafka)',
-      response: {
-        200: Type.Object({ 'bootstrap.servers': Type.String(), 'zookeeper.connect': Type.String() }),
-        ...errorResponses
-      }
+      response: { 200: ClusterInfo, ...errorResponses }
     }
   }, async () => hub.info.cluster())
 }

@@ -3,32 +3,13 @@ import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import type { NamedEntityService } from '../../core/networks/named-entity-service.js'
-import { Count, PathId, JsonObjectOrNull, NullableString, errorResponses, ListPaging } from '../schemas.js'
+import { NamedEntityBody, NamedEntityView, NamedEntityWithDevices } from '../../core/networks/network-schemas.js'
+import { Count, PathId, errorResponses, ListPaging } from '../schemas.js'
 import type { App } from '../types.js'
 
-export const NamedEntityView = Type.Object({ id: Type.Integer(), name: Type.String(), description: NullableString })
-export const EmbeddedDevice = Type.Object({ id: Type.String(), name: Type.String(), data: JsonObjectOrNull, isBlocked: Type.Boolean() })
-const WithDevices = Type.Object({ id: Type.Integer(), name: Type.String(), description: NullableString, devices: Type.Array(EmbeddedDevice) })
+// The views and the body are the core's (one schema each for REST, WebSocket and OpenAPI).
 const Created = Type.Object({ id: Type.Integer() })
 const IdParams = Type.Object({ id: PathId })
-
-/**
- * A nullable body field as one `type` array, not a union: Ajv's type coercion would turn a
- * null into "" / 0 / false in the first branch of an `anyOf`, but leaves a value alone when
- * its type is one of the listed ones.
- *
- * @example
- * nullableInput('integer', { minimum: 0 }) // { type: ['integer', 'null'], minimum: 0 }
- */
-export function nullableInput<T extends 'string' | 'integer' | 'boolean'> (type: T, extra: Record<string, unknown> = {}) {
-  return Type.Unsafe<(T extends 'string' ? string : T extends 'integer' ? number : boolean) | null>({ type: [type, 'null'], ...extra })
-}
-
-/** The body of create and update, and the `network` / `deviceType` of the WebSocket insert and update. */
-export const NamedEntityBody = Type.Object({
-  name: Type.Optional(nullableInput('string')),
-  description: Type.Optional(nullableInput('string'))
-})
 const Filter = {
   name: Type.Optional(Type.String()),
   namePattern: Type.Optional(Type.String({ maxLength: 1000 }))
@@ -67,7 +48,7 @@ export function namedEntityRoutes (app: App, service: NamedEntityService, option
 
   app.get(`${path}/:id`, {
     config: { action: getAction },
-    schema: { tags: [tag], summary: `Read a ${tag} with its devices`, security, params: IdParams, response: { 200: WithDevices, ...errorResponses } }
+    schema: { tags: [tag], summary: `Read a ${tag} with its devices`, security, params: IdParams, response: { 200: NamedEntityWithDevices, ...errorResponses } }
   }, async (request) => service.get(request.principal, request.params.id))
 
   app.post(path, {

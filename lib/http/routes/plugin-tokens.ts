@@ -1,11 +1,11 @@
 /** `POST /token/plugin/create`, `GET /token/plugin/authenticate` (auth spec §2.4, §2.5). */
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
+import { TokenPair } from '../../core/auth/auth-schemas.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { Timestamp, errorResponses } from '../schemas.js'
+import { PluginTokenInfo, PluginTokenRequest } from '../../core/plugins/plugin-schemas.js'
+import { errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
-
-const TokenPair = Type.Object({ accessToken: Type.String(), refreshToken: Type.String() })
 
 /** Registered from routes/index.ts; `/token/plugin/authenticate` is public. */
 export function pluginTokenRoutes (app: App, hub: DeviceHub): void {
@@ -15,13 +15,7 @@ export function pluginTokenRoutes (app: App, hub: DeviceHub): void {
       tags: ['token'],
       summary: 'Mint a token pair for a plugin topic the caller owns (ManagePlugin)',
       security: [{ bearer: [] }],
-      // Compact plugin payload keys; the body of /token/plugin/authenticate posts back unchanged.
-      body: Type.Object({
-        tpc: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-        a: Type.Optional(Type.Union([Type.Array(Type.Integer()), Type.Null()])),
-        e: Type.Optional(Type.Union([Type.String(), Type.Integer(), Type.Null()])),
-        t: Type.Optional(Type.Unknown())
-      }),
+      body: PluginTokenRequest,
       response: { 201: TokenPair, ...errorResponses }
     }
   }, async (request, reply) => {
@@ -34,15 +28,7 @@ export function pluginTokenRoutes (app: App, hub: DeviceHub): void {
       tags: ['token'],
       summary: 'Validate a plugin access token and return its payload',
       querystring: Type.Object({ token: Type.Optional(Type.String()) }),
-      response: {
-        200: Type.Object({
-          a: Type.Union([Type.Array(Type.Integer()), Type.Null()]),
-          e: Timestamp,
-          t: Type.Integer(),
-          tpc: Type.String()
-        }),
-        ...errorResponses
-      }
+      response: { 200: PluginTokenInfo, ...errorResponses }
     }
   }, async (request) => hub.plugins.authenticateToken(request.query.token))
 }

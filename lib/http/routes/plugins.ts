@@ -2,21 +2,10 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { Count, IntegerId, JsonObjectInput, JsonObjectOrNull, NullableString, errorResponses } from '../schemas.js'
+import { PluginCreateBody, PluginRegistration, PluginView } from '../../core/plugins/plugin-schemas.js'
+import { Count, IntegerId, errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
 import { pluginProxyUrl } from '../websocket-url.js'
-
-const Plugin = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  description: NullableString,
-  topicName: Type.String(),
-  filter: Type.String(),
-  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('INACTIVE'), Type.Literal('CREATED')]),
-  subscriptionId: Type.Union([Type.Integer(), Type.Null()]),
-  userId: Type.Integer(),
-  parameters: JsonObjectOrNull
-})
 
 const ListQuery = Type.Object({
   name: Type.Optional(Type.String()),
@@ -42,13 +31,6 @@ const filterQuery = {
   returnNotifications: Type.Optional(Type.Boolean())
 }
 
-const Registration = Type.Object({
-  accessToken: Type.String(),
-  refreshToken: Type.String(),
-  proxyEndpoint: Type.String(),
-  topicName: Type.String()
-})
-
 /** Registered from routes/index.ts; `proxyEndpoint` comes from the shared URL helper (plugin proxy P1). */
 export function pluginRoutes (app: App, hub: DeviceHub): void {
   app.get('/plugin', {
@@ -58,7 +40,7 @@ export function pluginRoutes (app: App, hub: DeviceHub): void {
       summary: 'List plugins (non-admins: their own)',
       security: [{ bearer: [] }],
       querystring: ListQuery,
-      response: { 200: Type.Array(Plugin), ...errorResponses }
+      response: { 200: Type.Array(PluginView), ...errorResponses }
     }
   }, async (request) => hub.plugins.list(request.principal, request.query))
 
@@ -80,12 +62,8 @@ export function pluginRoutes (app: App, hub: DeviceHub): void {
       summary: 'Register a plugin: a named subscription with its own tokens',
       security: [{ bearer: [] }],
       querystring: Type.Object(filterQuery),
-      body: Type.Object({
-        name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-        description: Type.Optional(NullableString),
-        parameters: Type.Optional(JsonObjectInput)
-      }),
-      response: { 201: Registration, ...errorResponses }
+      body: PluginCreateBody,
+      response: { 201: PluginRegistration, ...errorResponses }
     }
   }, async (request, reply) => {
     const registration = await hub.plugins.create(request.principal, {

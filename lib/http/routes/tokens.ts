@@ -1,26 +1,12 @@
 /** `POST /token`, `/token/create`, `/token/refresh` (auth spec §2.1-§2.3). */
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
+import { AccessTokenView, TokenCreateBody, TokenPair } from '../../core/auth/auth-schemas.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { ACTIONS_MESSAGE } from '../../core/auth/auth-service.js'
 import { badRequest, Messages } from '../../core/errors.js'
 import { errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
-
-const TokenPair = Type.Object({ accessToken: Type.String(), refreshToken: Type.String() })
-const IdList = Type.Union([Type.Array(Type.Union([Type.String(), Type.Integer()])), Type.Null()])
-/** Items are checked by the service, with the contract's message; a single name is a list of one (R12). */
-const ActionList = Type.Union([Type.Array(Type.Unknown()), Type.Null()])
-const TimestampInput = Type.Union([Type.String(), Type.Integer(), Type.Null()])
-/** The body of `POST /token/create` and the `payload` of WebSocket `token/create`. */
-export const TokenCreateBody = Type.Object({
-  userId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-  actions: Type.Optional(ActionList),
-  networkIds: Type.Optional(IdList),
-  deviceTypeIds: Type.Optional(IdList),
-  expiration: Type.Optional(TimestampInput),
-  refreshExpiration: Type.Optional(TimestampInput)
-})
 
 export function tokenRoutes (app: App, hub: DeviceHub): void {
   app.post('/token', {
@@ -61,7 +47,7 @@ export function tokenRoutes (app: App, hub: DeviceHub): void {
       tags: ['token'],
       summary: 'A new access token from a refresh token',
       body: Type.Object({ refreshToken: Type.Optional(Type.Unknown()) }),
-      response: { 201: Type.Object({ accessToken: Type.String() }), ...errorResponses }
+      response: { 201: AccessTokenView, ...errorResponses }
     }
   }, async (request, reply) => {
     const token = await hub.tokens.refresh(request.body?.refreshToken)

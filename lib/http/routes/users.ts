@@ -2,29 +2,11 @@
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { Count, PathId, JsonObjectInput, JsonObjectOrNull, NullableTimestamp, errorResponses, ListPaging, Int32 } from '../schemas.js'
+import { NamedEntityView } from '../../core/networks/network-schemas.js'
+import { UserBody, UserCreatedView, UserDeviceTypeView, UserListView, UserNetworkView, UserView } from '../../core/users/user-schemas.js'
+import { Count, PathId, errorResponses, ListPaging, Int32 } from '../schemas.js'
 import type { App } from '../types.js'
-import { NamedEntityView, nullableInput } from './networks.js'
 
-const userFields = {
-  id: Type.Integer(),
-  login: Type.String(),
-  role: Type.Integer(),
-  status: Type.Integer(),
-  lastLogin: NullableTimestamp,
-  data: JsonObjectOrNull,
-  introReviewed: Type.Boolean(),
-  allDeviceTypesAvailable: Type.Boolean()
-}
-const UserListView = Type.Object(userFields)
-const UserView = Type.Object({ ...userFields, networks: Type.Array(NamedEntityView) })
-const UserCreated = Type.Object({
-  id: Type.Integer(),
-  lastLogin: NullableTimestamp,
-  data: JsonObjectOrNull,
-  introReviewed: Type.Boolean(),
-  allDeviceTypesAvailable: Type.Boolean()
-})
 const Filter = {
   login: Type.Optional(Type.String()),
   loginPattern: Type.Optional(Type.String({ maxLength: 1000 })),
@@ -34,18 +16,6 @@ const Filter = {
 const ListQuery = Type.Object({
   ...Filter,
   ...ListPaging
-})
-const NullableInteger = nullableInput('integer')
-const NullableBoolean = nullableInput('boolean')
-/** The body of `POST /user`, `PUT /user/{id}`, `PUT /user/current` and the `user` of the WebSocket actions. */
-export const UserBody = Type.Object({
-  login: Type.Optional(nullableInput('string')),
-  password: Type.Optional(nullableInput('string')),
-  role: Type.Optional(NullableInteger),
-  status: Type.Optional(NullableInteger),
-  data: Type.Optional(JsonObjectInput),
-  introReviewed: Type.Optional(NullableBoolean),
-  allDeviceTypesAvailable: Type.Optional(NullableBoolean)
 })
 const IdParams = Type.Object({ id: PathId })
 const NetworkParams = Type.Object({ id: PathId, networkId: PathId })
@@ -86,7 +56,7 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.post('/user', {
     config: { action: Action.ManageUser },
-    schema: { tags: ['user'], summary: 'Create a user', security, body: UserBody, response: { 201: UserCreated, ...errorResponses } }
+    schema: { tags: ['user'], summary: 'Create a user', security, body: UserBody, response: { 201: UserCreatedView, ...errorResponses } }
   }, async (request, reply) => reply.code(201).send(await users.create(request.principal, request.body)))
 
   app.put('/user/:id', {
@@ -107,7 +77,7 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/user/:id/network/:networkId', {
     config: { action: Action.GetNetwork },
-    schema: { tags: ['user'], summary: 'A network assigned to a user', security, params: NetworkParams, response: { 200: Type.Object({ network: NamedEntityView }), ...errorResponses } }
+    schema: { tags: ['user'], summary: 'A network assigned to a user', security, params: NetworkParams, response: { 200: UserNetworkView, ...errorResponses } }
   }, async (request) => users.getNetwork(request.principal, request.params.id, request.params.networkId))
 
   app.put('/user/:id/network/:networkId', {
@@ -149,7 +119,7 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/user/:id/devicetype/:deviceTypeId', {
     config: { action: Action.GetDeviceType },
-    schema: { tags: ['user'], summary: 'A device type available to a user', security, params: DeviceTypeParams, response: { 200: Type.Object({ deviceType: NamedEntityView }), ...errorResponses } }
+    schema: { tags: ['user'], summary: 'A device type available to a user', security, params: DeviceTypeParams, response: { 200: UserDeviceTypeView, ...errorResponses } }
   }, async (request) => users.getDeviceType(request.principal, request.params.id, request.params.deviceTypeId))
 
   app.put('/user/:id/devicetype/:deviceTypeId', {

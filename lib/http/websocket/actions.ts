@@ -9,14 +9,14 @@ import { Action } from '../../core/auth/actions.js'
 import { requireAction } from '../../core/auth/permissions.js'
 import type { Principal } from '../../core/auth/principal.js'
 import { Compile } from 'typebox/compile'
+import { TokenCreateBody } from '../../core/auth/auth-schemas.js'
 import { CommandInsertBody, CommandUpdateBody } from '../../core/commands/command-schemas.js'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { DeviceBody } from '../../core/devices/device-schemas.js'
+import { NamedEntityBody } from '../../core/networks/network-schemas.js'
 import { NotificationInsertBody } from '../../core/notifications/notification-schemas.js'
+import { UserBody } from '../../core/users/user-schemas.js'
 import { badRequest, forbidden, notFound, unauthorized } from '../../core/errors.js'
-import { DeviceBody } from '../routes/devices.js'
-import { NamedEntityBody } from '../routes/networks.js'
-import { TokenCreateBody } from '../routes/tokens.js'
-import { UserBody } from '../routes/users.js'
 import {
   lenientEntity, optionalBoolean, optionalDeviceId, optionalInteger, optionalIntegers, optionalObject, optionalString, optionalStrings,
   optionalTimestamp, optionalTimestampText, requireDeviceId, requireInteger
