@@ -6,7 +6,6 @@
  * With BENCH_INIT=1 it only initialises the database and exits: the first start hashes the
  * admin password with scrypt, whose memory would otherwise stay in the measured RSS.
  */
-import type { MemoryDoorbell } from '../../lib/core/realtime/memory-doorbell.js'
 import { keepYoungGenerationSmall } from '../../lib/cli/memory-tuning.js'
 import { startServer } from '../../lib/start-server.js'
 
@@ -31,7 +30,7 @@ const gc = (globalThis as { gc?: () => void }).gc
 process.on('message', (message: { type: string }) => {
   if (message.type === 'stats') {
     gc?.()
-    process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: (server.hub.doorbell as MemoryDoorbell).size })
+    process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: server.hub.stats.parkedPolls })
   } else if (message.type === 'stop') {
     server.close().finally(() => process.exit(0))
   }

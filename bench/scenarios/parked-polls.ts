@@ -48,7 +48,7 @@ async function measure (server: ChildServer, pollUrl: string, ring: () => Promis
   const parked = await park(pollUrl, server.token)
   const deadline = Date.now() + 30_000
   while ((await server.stats()).waiters < POLLS) {
-    if (Date.now() > deadline) throw new Error('polls did not all park')
+    if (Date.now() > deadline) throw new Error(`polls did not all park: ${(await server.stats()).waiters} of ${POLLS} at ${server.url}`)
     await sleep(100)
   }
   await sleep(300)
