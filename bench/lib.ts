@@ -71,7 +71,7 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server', 
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
   const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script) : undefined
   const env = db !== undefined ? { ...process.env, BENCH_DB: db } : process.env
-  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc'], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string }>((resolve, reject) => {
     child.once('error', reject)
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)))
