@@ -7,9 +7,10 @@
 import { Type } from 'typebox'
 import type { Static } from 'typebox'
 import type { CommandRecord } from '../../core/commands/command-ports.js'
+import { commandView } from '../../core/commands/command-views.js'
 import type { NotificationRecord } from '../../core/notifications/notification-ports.js'
+import { notificationView } from '../../core/notifications/notification-service.js'
 import type { PluginDeliveryItem } from '../../core/plugins/plugin-delivery.js'
-import { formatTimestamp } from '../../core/time.js'
 
 /** A request as clients send it; every member is optional and checked by the session. */
 export const ProxyRequest = Type.Object({
@@ -113,34 +114,13 @@ export function encodeReply (request: { id?: unknown, t?: unknown, a?: unknown }
   return JSON.stringify(ordered)
 }
 
+// The same views as REST and WebSocket (same fields, same order); a command adds `isUpdated`.
 function notificationJson (n: NotificationRecord): Static<typeof EventNotification> {
-  return {
-    id: n.id,
-    notification: n.notification,
-    deviceId: n.deviceId,
-    networkId: n.networkId,
-    deviceTypeId: n.deviceTypeId,
-    timestamp: formatTimestamp(n.timestamp),
-    parameters: n.parameters
-  }
+  return notificationView(n)
 }
 
 function commandJson (c: CommandRecord, isUpdated: boolean): Static<typeof EventCommand> {
-  return {
-    id: c.id,
-    command: c.command,
-    timestamp: formatTimestamp(c.timestamp),
-    lastUpdated: formatTimestamp(c.lastUpdated),
-    userId: c.userId,
-    deviceId: c.deviceId,
-    networkId: c.networkId,
-    deviceTypeId: c.deviceTypeId,
-    parameters: c.parameters,
-    lifetime: c.lifetime,
-    status: c.status,
-    result: c.result,
-    isUpdated
-  }
+  return { ...commandView(c), isUpdated }
 }
 
 /**
