@@ -43,6 +43,17 @@ export const PluginRegistration = Type.Object({
 })
 export type PluginRegistration = Static<typeof PluginRegistration>
 
+/**
+ * What `POST /token/plugin/create` answers: the token pair and, beyond DeviceHive (which
+ * answers the pair only), where the plugin connects with it, as `POST /plugin` reports it.
+ */
+export const PluginTokenPair = Type.Object({
+  accessToken: Type.String(),
+  refreshToken: Type.String(),
+  proxyEndpoint: Type.String()
+})
+export type PluginTokenPair = Static<typeof PluginTokenPair>
+
 /** What `/token/plugin/authenticate` answers: the payload in compact keys, `e` as a DeviceHive timestamp. */
 export const PluginTokenInfo = Type.Object({
   a: Type.Union([Type.Array(Type.Integer()), Type.Null()]),

@@ -1,10 +1,14 @@
-/** `POST /token/plugin/create`, `GET /token/plugin/authenticate` (auth spec §2.4, §2.5). */
+/**
+ * `POST /token/plugin/create`, `GET /token/plugin/authenticate` (auth spec §2.4, §2.5). The
+ * create answer also names the plugin proxy (`proxyEndpoint`), so a plugin given fresh tokens
+ * knows where to use them without the registration answer.
+ */
 import { Type } from 'typebox'
 import { Action } from '../../core/auth/actions.js'
-import { TokenPair } from '../../core/auth/auth-schemas.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { PluginTokenInfo, PluginTokenRequest } from '../../core/plugins/plugin-schemas.js'
+import { PluginTokenInfo, PluginTokenPair, PluginTokenRequest } from '../../core/plugins/plugin-schemas.js'
 import { errorResponses } from '../schemas.js'
+import { pluginProxyUrl } from '../websocket-url.js'
 import type { App } from '../types.js'
 
 /** Registered from routes/index.ts; `/token/plugin/authenticate` is public. */
@@ -16,11 +20,11 @@ export function pluginTokenRoutes (app: App, hub: DeviceHub): void {
       summary: 'Mint a token pair for a plugin topic the caller owns (ManagePlugin)',
       security: [{ bearer: [] }],
       body: PluginTokenRequest,
-      response: { 201: TokenPair, ...errorResponses }
+      response: { 201: PluginTokenPair, ...errorResponses }
     }
   }, async (request, reply) => {
     const tokens = await hub.plugins.createToken(request.principal, request.body)
-    return reply.code(201).send(tokens)
+    return reply.code(201).send({ ...tokens, proxyEndpoint: pluginProxyUrl(app, request) })
   })
 
   app.get('/token/plugin/authenticate', {
