@@ -14,7 +14,7 @@ export interface WriteCombiner<I, O> {
 export interface WriteCombinerOptions<I> {
   /** Largest batch (bounded statement size). */
   maxBatch: number
-  /** Whether `item` may join `batch` (e.g. same NOTIFY channel, not the same row twice). */
+  /** Whether `item` may join `batch` (e.g. same NOTIFY channel, not the same row twice); a batch ends at the first item that may not. */
   canJoin?(batch: readonly I[], item: I): boolean
 }
 
@@ -30,34 +30,47 @@ interface Pending<I, O> {
  * const record = await inserts.write(row)
  */
 export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, options: WriteCombinerOptions<I>): WriteCombiner<I, O> {
-  let queue: Array<Pending<I, O>> = []
+  const queue: Array<Pending<I, O>> = []
   let active = false
 
+  // The longest prefix of the queue that may go together: calls are written in call order, so a
+  // second update of one row can never overtake the first.
   const takeBatch = (): Array<Pending<I, O>> => {
-    const batch: Array<Pending<I, O>> = []
     const items: I[] = []
-    const rest: Array<Pending<I, O>> = []
-    for (const p of queue) {
-      if (batch.length < options.maxBatch && (batch.length === 0 || options.canJoin === undefined || options.canJoin(items, p.item))) {
-        batch.push(p)
-        items.push(p.item)
-      } else rest.push(p)
+    let n = 0
+    while (n < queue.length && n < options.maxBatch) {
+      const item = queue[n]!.item
+      if (n > 0 && options.canJoin !== undefined && !options.canJoin(items, item)) break
+      items.push(item)
+      n++
     }
-    queue = rest
-    return batch
+    return queue.splice(0, n)
   }
 
+  // A `run` that throws instead of rejecting must not stop the combiner: every call goes through a promise.
+  const runSafely = (items: I[]): Promise<O[]> => Promise.resolve().then(() => run(items))
+
   async function flush (): Promise<void> {
-    while (queue.length > 0) {
-      const batch = takeBatch()
-      try {
-        const results = await run(batch.map((p) => p.item))
-        batch.forEach((p, i) => p.resolve(results[i]!))
-      } catch {
-        for (const p of batch) await run([p.item]).then((results) => p.resolve(results[0]!), p.reject)
+    try {
+      while (queue.length > 0) {
+        const batch = takeBatch()
+        try {
+          const results = await runSafely(batch.map((p) => p.item))
+          batch.forEach((p, i) => p.resolve(results[i]!))
+        } catch (error) {
+          if (batch.length === 1) {
+            batch[0]!.reject(error)
+            continue
+          }
+          for (const p of batch) await runSafely([p.item]).then((results) => p.resolve(results[0]!), p.reject)
+        }
       }
+    } catch (error) {
+      // Only a throwing `canJoin` gets here: fail what is queued rather than leave it hanging.
+      for (const p of queue.splice(0)) p.reject(error)
+    } finally {
+      active = false
     }
-    active = false
   }
 
   return {
