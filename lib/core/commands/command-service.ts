@@ -12,6 +12,7 @@ import { badRequest, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
 import type { Cancellation } from '../realtime/cancellation.js'
 import type { DoorbellEvent } from '../realtime/doorbell.js'
+import type { RoutingKeys } from '../realtime/dispatcher.js'
 import { routingKeys } from '../realtime/dispatcher.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
@@ -97,24 +98,54 @@ const SORT_FIELDS = { timestamp: 'timestamp', command: 'command', status: 'statu
 /** Default backlog of a command subscription (`limit`, auth spec §6.7). */
 const SUBSCRIBE_BACKLOG = 20
 
-/** The rules of one command stream (one object, prototype methods). */
+/** What a command stream reads beyond its selector. */
+interface CommandStreamOptions {
+  /** Command updates (`returnUpdatedCommands`) instead of inserts. */
+  updated: boolean
+  /** Backlog cursor (epoch ms); absent = live only. */
+  after?: number
+  backlogLimit: number
+  /** A long poll reads its whole answer as one page. */
+  pageSize?: number
+  /** Only this command's updates (`GET …/command/{id}/poll`). */
+  commandId?: number
+}
+
+/**
+ * The rules of one command stream, for subscriptions and long polls alike (one object,
+ * prototype methods: thousands of polls may be parked).
+ */
 class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
   readonly doorbell: ServiceContext['doorbell']
   readonly waiters: ServiceContext['waiters']
+  readonly keys: RoutingKeys
+  readonly after: number | undefined
+  readonly backlogLimit: number
+  readonly pageSize: number | undefined
   private readonly kind: 'command' | 'command-update'
+  private readonly updated: boolean
+  private readonly commandId: number | undefined
 
   constructor (
     private readonly ctx: ServiceContext,
     readonly load: (event: DoorbellEvent) => Promise<CommandRecord | undefined>,
     private readonly selector: MessageSelector,
-    private readonly updated: boolean,
-    readonly after: number | undefined,
-    readonly backlogLimit: number,
+    options: CommandStreamOptions,
     private readonly principal: Principal | undefined
   ) {
     this.doorbell = ctx.doorbell
     this.waiters = ctx.waiters
-    this.kind = updated ? 'command-update' : 'command'
+    this.updated = options.updated
+    this.after = options.after
+    this.backlogLimit = options.backlogLimit
+    this.pageSize = options.pageSize
+    this.commandId = options.commandId
+    this.kind = options.updated ? 'command-update' : 'command'
+    this.keys = routingKeys([this.kind], selector)
+  }
+
+  resyncKey (): string {
+    return JSON.stringify([this.kind, this.commandId, this.selector])
   }
 
   revokedBy (event: DoorbellEvent): boolean {
@@ -122,6 +153,7 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
   }
 
   routes (event: DoorbellEvent): boolean {
+    if (this.commandId !== undefined && event.id !== this.commandId) return false
     return event.kind === this.kind && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
   }
 
@@ -134,6 +166,7 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
   }
 
   matches (c: CommandRecord): boolean {
+    if (this.commandId !== undefined && c.id !== this.commandId) return false
     if (!inMessageScope(this.selector, c) || !nameSelected(this.selector.names, c.command)) return false
     return this.updated ? c.isUpdated : !commandExpired(c, this.ctx.clock.now())
   }
@@ -178,45 +211,23 @@ export function createCommandService (ctx: ServiceContext): CommandService {
   const load = (event: DoorbellEvent): Promise<CommandRecord | undefined> =>
     shared.read(event, () => store.commands.findById(event.id))
 
-  async function runPoll (principal: Principal | undefined, selector: MessageSelector, options: CommandPollOptions): Promise<CommandView[]> {
-    const updated = options.returnUpdatedCommands === true
-    const given = options.timestamp
+  /** A poll is the first batch of a stream: the backlog after the cursor (up to `limit`), else the first live one. */
+  function runPoll (principal: Principal | undefined, selector: MessageSelector, options: CommandPollOptions): Promise<CommandView[]> {
     const limit = parseLimit(options.limit, ctx.limits.maxTake)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
-    const kind = updated ? 'command-update' : 'command'
-    // Fixed by the first backlog read: a `resync` reads the backlog again from the same point.
-    let cursor: number | undefined
+    if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
+    const updated = options.returnUpdatedCommands === true
+    const spec = new CommandStream(ctx, load, selector, { updated, after: options.timestamp, backlogLimit: limit, pageSize: limit }, principal)
     // No await: a parked poll should not keep a suspended frame alive.
-    return longPoll<CommandRecord>({
-      doorbell,
-      waitSeconds,
-      signal: options.signal,
-      waiters: ctx.waiters,
-      keys: routingKeys([kind], selector),
-      resyncKey: () => JSON.stringify([kind, cursor, limit, selector]),
-      revokedBy: (event) => revokes(event, principalUserId(principal)),
-      routes: (event) => event.kind === kind && inMessageScope(selector, event) && nameSelected(selector.names, event.name),
-      highWater: () => store.commands.highWater(),
-      backlog: (mark) => {
-        // No cursor = now; the message clock may run a little ahead of the wall clock.
-        cursor ??= given ?? Math.max(clock.now(), mark.clock)
-        return store.commands.backlog({ ...selector, after: cursor, limit, updated, now: clock.now() })
-      },
-      load,
-      accepts: (c, mark) => {
-        if (!inMessageScope(selector, c) || !nameSelected(selector.names, c.command)) return false
-        if (updated) return c.isUpdated && (c.lastUpdated > cursor! || c.lastUpdated > mark.clock)
-        // The server's stamp, never a client-given timestamp, against the cursor (issue #16).
-        return !commandExpired(c, clock.now()) && (c.id > mark.id || c.stamp > cursor!)
-      }
-    }).then((items) => items.map(commandView))
+    return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
 
   return {
     async subscribe (principal, input) {
       const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceCommand, input)
       const updated = input.returnUpdatedCommands === true
-      const stream = await openMessageStream(new CommandStream(ctx, load, selector, updated, input.after, input.backlogLimit ?? SUBSCRIBE_BACKLOG, principal))
+      const options = { updated, after: input.after, backlogLimit: input.backlogLimit ?? SUBSCRIBE_BACKLOG }
+      const stream = await openMessageStream(new CommandStream(ctx, load, selector, options, principal))
       // A device listening for its own commands (one device, inserts) is present while the stream is open.
       if (!updated && selector.deviceIds?.length === 1 && input.deviceId !== undefined) {
         const closed = ctx.presence.connectionOpened(input.deviceId)
@@ -332,26 +343,25 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       await loadDeviceInScope(store, principal, Action.GetDeviceCommand, input.deviceId)
       const id = parsePathId(input.commandId, () => commandNotFound(input.commandId))
       const waitSeconds = parseWaitTimeout(input.waitTimeout)
-      const items = await longPoll<CommandRecord>({
-        doorbell,
-        waitSeconds,
-        signal: input.signal,
-        waiters: ctx.waiters,
-        keys: { kinds: ['command-update'], deviceIds: [input.deviceId] },
-        resyncKey: () => JSON.stringify(['wait', input.deviceId, id]),
-        revokedBy: (event) => revokes(event, principalUserId(principal)),
-        routes: (event) => event.kind === 'command-update' && event.id === id,
-        highWater: async () => ({ id: 0, clock: 0 }),
-        backlog: async () => {
-          const command = await store.commands.findForDevice(input.deviceId, id)
-          // Unknown for this device: 204 at once (§6.8).
-          if (command === undefined) return null
-          return command.isUpdated ? [command] : []
-        },
-        load,
-        accepts: (c) => c.isUpdated && c.deviceId === input.deviceId
-      })
-      return items.length === 0 ? null : commandView(items[0]!)
+      if (input.signal?.aborted === true || ctx.waiters.closed) return null
+      // Open first, then look: an update committed after the stream's mark arrives live, one
+      // committed before it is seen by the lookup, so none is missed.
+      const selector: MessageSelector = { scope: principal!.scope, deviceIds: [input.deviceId] }
+      const stream = await openMessageStream(new CommandStream(ctx, load, selector, { updated: true, backlogLimit: 0, commandId: id }, principal))
+      let command: CommandRecord | undefined
+      try {
+        command = await store.commands.findForDevice(input.deviceId, id)
+      } catch (error) {
+        stream.close()
+        throw error
+      }
+      // Unknown for this device: 204 at once (§6.8); already updated: at once.
+      if (command === undefined || command.isUpdated) {
+        stream.close()
+        return command === undefined ? null : commandView(command)
+      }
+      const items = await longPoll(stream, { waitSeconds, signal: input.signal })
+      return items.length === 0 ? null : items[0]!
     }
   }
 }

@@ -12,7 +12,6 @@ import type { Cancellation } from '../realtime/cancellation.js'
 import type { DoorbellEvent } from '../realtime/doorbell.js'
 import type { RoutingKeys } from '../realtime/dispatcher.js'
 import { routingKeys } from '../realtime/dispatcher.js'
-import type { LongPollSpec } from '../realtime/long-poll.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { HighWater } from '../commands/command-ports.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
@@ -98,67 +97,17 @@ export function notificationView (n: NotificationRecord): NotificationView {
   }
 }
 
-function toViews (items: NotificationRecord[]): NotificationView[] {
-  return items.map(notificationView)
-}
 
 
 
 /**
- * One notification poll's rules for the waiter, as one object with prototype methods
- * (thousands may be parked: no closure per rule).
+ * The rules of one notification stream, for subscriptions and long polls alike (one object,
+ * prototype methods: thousands of polls may be parked).
  */
-class NotificationPoll implements LongPollSpec<NotificationRecord> {
-  readonly doorbell: ServiceContext['doorbell']
-  readonly waiters: ServiceContext['waiters']
-  readonly keys: RoutingKeys
-  /** The cursor: strictly after it. Fixed by the first backlog read, so a `resync` reads again from the same point. */
-  private cursor: number | undefined
-
-  constructor (
-    private readonly ctx: ServiceContext,
-    readonly load: (event: DoorbellEvent) => Promise<NotificationRecord | undefined>,
-    private readonly selector: MessageSelector,
-    private readonly given: number | undefined,
-    readonly waitSeconds: number,
-    readonly signal: Cancellation | undefined,
-    private readonly principal: Principal | undefined
-  ) {
-    this.doorbell = ctx.doorbell
-    this.waiters = ctx.waiters
-    this.keys = routingKeys(['notification'], selector)
-  }
-
-  resyncKey (): string {
-    return JSON.stringify(['notification', this.cursor, this.selector])
-  }
-
-  revokedBy (event: DoorbellEvent): boolean {
-    return revokes(event, principalUserId(this.principal))
-  }
-
-  routes (event: DoorbellEvent): boolean {
-    return event.kind === 'notification' && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
-  }
-
-  highWater (): Promise<HighWater> {
-    return this.ctx.store.notifications.highWater()
-  }
-
-  backlog (mark: HighWater): Promise<NotificationRecord[]> {
-    this.cursor ??= this.given ?? Math.max(this.ctx.clock.now(), mark.clock)
-    return this.ctx.store.notifications.backlog({ ...this.selector, after: this.cursor, limit: BACKLOG_CAP })
-  }
-
-  accepts (n: NotificationRecord, mark: HighWater): boolean {
-    return inMessageScope(this.selector, n) && nameSelected(this.selector.names, n.notification) && (n.id > mark.id || n.stamp > this.cursor!)
-  }
-}
-
-/** The rules of one notification stream (one object, prototype methods). */
 class NotificationStream implements MessageStreamSpec<NotificationRecord, NotificationView> {
   readonly doorbell: ServiceContext['doorbell']
   readonly waiters: ServiceContext['waiters']
+  readonly keys: RoutingKeys
 
   constructor (
     private readonly ctx: ServiceContext,
@@ -166,10 +115,16 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
     private readonly selector: MessageSelector,
     readonly after: number | undefined,
     readonly backlogLimit: number,
-    private readonly principal: Principal | undefined
+    private readonly principal: Principal | undefined,
+    readonly pageSize?: number
   ) {
     this.doorbell = ctx.doorbell
     this.waiters = ctx.waiters
+    this.keys = routingKeys(['notification'], selector)
+  }
+
+  resyncKey (): string {
+    return JSON.stringify(['notification', this.selector])
   }
 
   revokedBy (event: DoorbellEvent): boolean {
@@ -233,11 +188,13 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
   const load = (event: DoorbellEvent): Promise<NotificationRecord | undefined> =>
     shared.read(event, () => store.notifications.findById(event.id))
 
+  /** A poll is the first batch of a stream: the backlog after the cursor (at most 100), else the first live one. */
   function runPoll (principal: Principal | undefined, selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
-    const given = options.timestamp
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
+    if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
+    const spec = new NotificationStream(ctx, load, selector, options.timestamp, BACKLOG_CAP, principal, BACKLOG_CAP)
     // No await: a parked poll should not keep a suspended frame alive.
-    return longPoll<NotificationRecord>(new NotificationPoll(ctx, load, selector, given, waitSeconds, options.signal, principal)).then(toViews)
+    return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
 
   return {

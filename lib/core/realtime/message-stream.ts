@@ -10,11 +10,18 @@
  *    doorbell order, skipping live items the backlog already delivered.
  *
  * No store connection is held between doorbells. A `resync` doorbell (doorbells may have been lost)
- * reads again after the newest cursor delivered.
+ * reads again after the newest cursor delivered; streams with the same resync key and cursor
+ * share that read. The stream registers in the doorbell's routing index (dispatcher.ts), so an
+ * event costs work only for the streams of its device, network or device type.
+ *
+ * Every transport consumes it: WebSocket subscriptions and SSE with `start()`, REST long polls
+ * with `longPoll()` (long-poll.ts), which takes the first batch and closes the stream.
  */
 import type { HighWater } from '../commands/command-ports.js'
 import { DeviceHubError } from '../errors.js'
 import type { WaiterRegistry } from './cancellation.js'
+import type { RoutingKeys } from './dispatcher.js'
+import { dispatcherFor } from './dispatcher.js'
 import type { Doorbell, DoorbellEvent } from './doorbell.js'
 
 /** One delivered item and its cursor (epoch ms of the server's stamp: the insert's, or `lastUpdated` for command updates). */
@@ -27,6 +34,16 @@ export interface MessageStreamSpec<R, V> {
   doorbell: Doorbell
   /** Closes the stream at shutdown. */
   waiters?: WaiterRegistry
+  /**
+   * Where the stream registers in the doorbell's routing index, so that only events for its
+   * devices / networks / device types reach it. Absent = every event.
+   */
+  readonly keys?: RoutingKeys
+  /**
+   * Identifies what `readAfter` reads (kind and selector): on a `resync`, streams with equal
+   * keys and equal cursors share one read instead of one each. Absent = own read.
+   */
+  resyncKey?(): string
   /** Cheap check on the doorbell's routing keys, before any read. */
   routes(event: DoorbellEvent): boolean
   highWater(): Promise<HighWater>
@@ -51,8 +68,10 @@ export interface MessageStreamSpec<R, V> {
   revokedBy?(event: DoorbellEvent): boolean
   /** Backlog cursor: items strictly after it; `undefined` = live only. */
   after?: number
-  /** Most backlog items delivered (default: all, read in pages of 100). */
+  /** Most backlog items delivered (default: all). */
   backlogLimit?: number
+  /** Backlog page size (default 100); a long poll reads its whole answer as one page. */
+  pageSize?: number
 }
 
 /** Receives items in order; returning a promise holds delivery until it settles (backpressure). */
@@ -62,9 +81,11 @@ export type StreamSink<V> = (item: StreamItem<V>) => void | Promise<void>
 export interface MessageStream<V> {
   /**
    * Starts delivery: the backlog (read page by page), then live items as they come. `onError`
-   * is called at most once (a store failure); the stream is closed then.
+   * is called at most once (a store failure); the stream is closed then. `onBatch` is called
+   * after each batch handed to the sink (a backlog page, a resync read, one live item) and
+   * whenever nothing is left to deliver: a long poll answers then.
    */
-  start(sink: StreamSink<V>, onError?: (error: unknown) => void): void
+  start(sink: StreamSink<V>, onError?: (error: unknown) => void, onBatch?: () => void): void
   /** Stops delivery and releases the doorbell listener. Idempotent. */
   close(): void
   readonly closed: boolean
@@ -73,6 +94,21 @@ export interface MessageStream<V> {
 }
 
 const PAGE = 100
+const ALL_KINDS: RoutingKeys = { kinds: ['command', 'command-update', 'notification'] }
+
+/** The reads of one resync event, by resync key and cursor (shared by the streams it reaches). */
+const resyncReads = new WeakMap<DoorbellEvent, Map<string, Promise<unknown>>>()
+
+function sharedResyncRead<T> (event: DoorbellEvent, key: string, read: () => Promise<T>): Promise<T> {
+  let reads = resyncReads.get(event)
+  if (reads === undefined) resyncReads.set(event, reads = new Map())
+  let promise = reads.get(key) as Promise<T> | undefined
+  if (promise === undefined) {
+    promise = read()
+    reads.set(key, promise)
+  }
+  return promise
+}
 
 /** Why a stream stopped when the subscriber's rights changed (role, status, password, assignments). */
 export class StreamRevokedError extends Error {
@@ -126,12 +162,13 @@ class Stream<R, V> implements MessageStream<V> {
   private queue: Array<Promise<R | Resynced<R> | undefined>> = []
   private sink: StreamSink<V> | undefined
   private onError: ((error: unknown) => void) | undefined
+  private onBatch: (() => void) | undefined
   private draining = false
   private readonly unsubscribe: () => void
   private registered = false
 
   constructor (private readonly spec: MessageStreamSpec<R, V>) {
-    this.unsubscribe = spec.doorbell.subscribe(this.onEvent)
+    this.unsubscribe = dispatcherFor(spec.doorbell).register(spec.keys ?? ALL_KINDS, this.onEvent)
   }
 
   async open (): Promise<void> {
@@ -151,7 +188,7 @@ class Stream<R, V> implements MessageStream<V> {
 
   /** Reads the next backlog page (at most 100, within the cap) after `after`. */
   private async readPage (after: number): Promise<void> {
-    const want = Math.min(PAGE, this.remaining)
+    const want = Math.min(this.spec.pageSize ?? PAGE, this.remaining)
     const page = want > 0 ? await this.spec.readAfter(after, want) : []
     this.remaining -= page.length
     this.more = page.length === want && this.remaining > 0
@@ -162,10 +199,11 @@ class Stream<R, V> implements MessageStream<V> {
     this.backlog = page
   }
 
-  start (sink: StreamSink<V>, onError?: (error: unknown) => void): void {
+  start (sink: StreamSink<V>, onError?: (error: unknown) => void, onBatch?: () => void): void {
     if (this.closed || this.sink !== undefined) return
     this.sink = sink
     this.onError = onError
+    this.onBatch = onBatch
     void this.drain()
   }
 
@@ -185,7 +223,7 @@ class Stream<R, V> implements MessageStream<V> {
     if (event.kind === 'resync') {
       // Reads after the newest cursor delivered when the read runs (after what is queued before it).
       const previous = this.queue.length > 0 ? this.queue[this.queue.length - 1]! : Promise.resolve(undefined)
-      const read = previous.catch(() => undefined).then(() => this.spec.readAfter(this.last, PAGE)).then((items) => new Resynced(items))
+      const read = previous.catch(() => undefined).then(() => this.resyncRead(event)).then((items) => new Resynced(items))
       read.catch(() => undefined)
       this.queue.push(read)
     } else if (this.spec.routes(event)) {
@@ -196,6 +234,14 @@ class Stream<R, V> implements MessageStream<V> {
       return
     }
     if (this.sink !== undefined) void this.drain()
+  }
+
+  /** Reads after the newest cursor delivered; shared with the streams of equal key and cursor. */
+  private resyncRead (event: DoorbellEvent): Promise<R[]> {
+    const after = this.last
+    const key = this.spec.resyncKey?.()
+    const read = (): Promise<R[]> => this.spec.readAfter(after, PAGE)
+    return key === undefined ? read() : sharedResyncRead(event, `${key}@${after}`, read)
   }
 
   /** Delivers the backlog pages, then the live items; waits whenever the sink asks to. */
@@ -211,10 +257,14 @@ class Stream<R, V> implements MessageStream<V> {
             if (this.closed) return
             await this.deliver(item)
           }
+          this.onBatch?.()
           if (this.more && !this.closed) await this.readPage(this.pageAfter)
           continue
         }
-        if (this.queue.length === 0) break
+        if (this.queue.length === 0) {
+          this.onBatch?.()
+          break
+        }
         const item = await this.queue.shift()!
         if (item === undefined || this.closed) continue
         if (item instanceof Resynced) {
@@ -224,11 +274,13 @@ class Stream<R, V> implements MessageStream<V> {
             ;(this.seen ??= new Set()).add(this.spec.keyOf(found))
             await this.deliver(found)
           }
+          this.onBatch?.()
           continue
         }
         if (!this.spec.matches(item) || !this.spec.fresh(item, this.mark)) continue
         if (this.seen !== undefined && this.seen.delete(this.spec.keyOf(item))) continue
         await this.deliver(item)
+        this.onBatch?.()
       }
     } catch (error) {
       const onError = this.onError

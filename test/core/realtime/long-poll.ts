@@ -1,79 +1,140 @@
+/** The long poll as the first batch of a message stream: backlog, first live item, resync, release. */
 import t from 'tap'
+import type { HighWater } from '../../../lib/core/commands/command-ports.js'
 import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
 import { createWaiterRegistry } from '../../../lib/core/realtime/cancellation.js'
+import type { WaiterRegistry } from '../../../lib/core/realtime/cancellation.js'
 import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
+import type { LongPollOptions } from '../../../lib/core/realtime/long-poll.js'
 import { longPoll } from '../../../lib/core/realtime/long-poll.js'
+import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import type { MessageStreamSpec } from '../../../lib/core/realtime/message-stream.js'
+import { openMessageStream } from '../../../lib/core/realtime/message-stream.js'
 import { createSharedReader } from '../../../lib/core/realtime/shared-read.js'
+import { RESYNC_EVENT } from '../../../lib/doorbells/postgres-doorbell.js'
+
+interface Row { id: number, ts: number }
 
 const event = (id: number): DoorbellEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
 
+/** A stream spec over an in-memory table (ids double as stamps); `over` replaces any rule. */
+function spec (rows: Row[], doorbell: MemoryDoorbell, over: Partial<MessageStreamSpec<Row, number>> = {}): MessageStreamSpec<Row, number> {
+  return {
+    doorbell,
+    routes: () => true,
+    highWater: async (): Promise<HighWater> => ({ id: Math.max(0, ...rows.map((r) => r.id)), clock: Math.max(0, ...rows.map((r) => r.ts)) }),
+    readAfter: async (after, limit) => rows.filter((r) => r.ts > after).slice(0, limit),
+    load: async (e) => rows.find((r) => r.id === e.id),
+    matches: () => true,
+    fresh: (r, mark) => r.id > mark.id,
+    cursorOf: (r) => r.ts,
+    view: (r) => r.id,
+    keyOf: (r) => r.id,
+    ...over
+  }
+}
+
+async function poll (s: MessageStreamSpec<Row, number>, options: LongPollOptions): Promise<number[]> {
+  return longPoll(await openMessageStream(s), options)
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10))
+
+t.test('the backlog after the cursor is answered at once, as one batch', async (t) => {
+  const doorbell = createMemoryDoorbell()
+  const rows = [1, 2, 3, 4].map((id) => ({ id, ts: id }))
+  t.same(await poll(spec(rows, doorbell, { after: 1, backlogLimit: 2, pageSize: 2 }), { waitSeconds: 30 }), [2, 3], 'up to the limit')
+  t.same(await poll(spec(rows, doorbell, { after: 4, backlogLimit: 100 }), { waitSeconds: 0 }), [], 'nothing after the cursor, no wait: []')
+  t.equal(dispatcherFor(doorbell).size, 0, 'every stream closed')
+})
+
 t.test('waiters woken by the same doorbell share one read', async (t) => {
   const doorbell = createMemoryDoorbell()
-  const reader = createSharedReader<number | undefined>()
+  const reader = createSharedReader<Row | undefined>()
   let reads = 0
-  const polls = Array.from({ length: 1000 }, () => longPoll<number>({
-    doorbell,
-    waitSeconds: 5,
-    routes: () => true,
-    highWater: async () => ({ id: 0, clock: 0 }),
-    backlog: async () => [],
-    load: (e) => reader.read(e, async () => { reads++; return e.id }),
-    accepts: () => true
-  }))
+  const polls = Array.from({ length: 1000 }, () => poll(spec([], doorbell, {
+    load: (e) => reader.read(e, async () => { reads++; return { id: e.id, ts: e.id } })
+  }), { waitSeconds: 5 }))
   while (dispatcherFor(doorbell).size < 1000) await new Promise((resolve) => setImmediate(resolve))
-  await new Promise((resolve) => setTimeout(resolve, 10))
+  await settle()
   await doorbell.publish(event(42))
   const results = await Promise.all(polls)
   t.equal(reads, 1, 'one store read for 1000 waiters')
   t.ok(results.every((r) => r.length === 1 && r[0] === 42))
   t.equal(doorbell.size, 0)
-  const again = reader.read(event(42), async () => { reads++; return 42 })
-  await again
-  t.equal(reads, 2, 'a later doorbell for the same row reads again (no stale read in flight is reused)')
 })
 
 t.test('a doorbell that rings during the backlog read is not lost; the first accepted item wins', async (t) => {
   const doorbell = createMemoryDoorbell()
-  const poll = longPoll<number>({
-    doorbell,
-    waitSeconds: 5,
+  const rows: Row[] = []
+  const answer = poll(spec(rows, doorbell, {
+    after: 0,
     routes: (e) => e.id !== 2,
-    highWater: async () => ({ id: 0, clock: 0 }),
-    backlog: async () => {
-      await doorbell.publish(event(1))
-      await doorbell.publish(event(2))
-      await doorbell.publish(event(3))
+    matches: (r) => r.id !== 1,
+    readAfter: async () => {
+      for (const id of [1, 2, 3]) {
+        rows.push({ id, ts: id })
+        await doorbell.publish(event(id))
+      }
       return []
-    },
-    load: async (e) => e.id,
-    accepts: (id) => id !== 1
-  })
-  t.same(await poll, [3])
+    }
+  }), { waitSeconds: 5 })
+  t.same(await answer, [3])
 })
 
 t.test('abort and timeout answer [], and clean up', async (t) => {
   const doorbell = createMemoryDoorbell()
   const controller = new AbortController()
-  const spec = { doorbell, signal: controller.signal, routes: () => true, highWater: async () => ({ id: 0, clock: 0 }), backlog: async () => [], load: async () => 1, accepts: () => true }
-  const aborted = longPoll<number>({ ...spec, waitSeconds: 30 })
-  await new Promise((resolve) => setTimeout(resolve, 10))
+  const aborted = poll(spec([], doorbell), { waitSeconds: 30, signal: controller.signal })
+  await settle()
   controller.abort()
   t.same(await aborted, [])
-  t.same(await longPoll<number>({ ...spec, waitSeconds: 30 }), [], 'an already aborted signal answers at once')
-  t.same(await longPoll<number>({ ...spec, signal: undefined, waitSeconds: 0, backlog: async () => null }), [])
+  t.same(await poll(spec([], doorbell), { waitSeconds: 30, signal: controller.signal }), [], 'an already aborted signal answers at once')
+  t.same(await poll(spec([], doorbell), { waitSeconds: 0.05 }), [], 'timeout')
   t.equal(doorbell.size, 0)
 })
 
-t.test('the waiter registry releases every pending poll at shutdown, then refuses new waits', async (t) => {
+t.test('a revoke for the caller answers [] (the next poll authenticates again)', async (t) => {
   const doorbell = createMemoryDoorbell()
-  const waiters = createWaiterRegistry()
-  const spec = { doorbell, waiters, waitSeconds: 30, routes: () => true, highWater: async () => ({ id: 0, clock: 0 }), backlog: async () => [], load: async () => 1, accepts: () => true }
-  const polls = [longPoll<number>(spec), longPoll<number>(spec)]
+  const answer = poll(spec([], doorbell, { revokedBy: (e) => e.id === 7 }), { waitSeconds: 30 })
+  await settle()
+  await doorbell.publish({ kind: 'revoke', id: 8, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await doorbell.publish({ kind: 'revoke', id: 7, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  t.same(await answer, [])
+  t.equal(doorbell.size, 0)
+})
+
+t.test('a resync answers with what was written without a doorbell; equal keys share one read', async (t) => {
+  const doorbell = createMemoryDoorbell()
+  const rows: Row[] = [{ id: 1, ts: 1 }]
+  let reads = 0
+  const keyed = (key: string): MessageStreamSpec<Row, number> => spec(rows, doorbell, {
+    keys: { kinds: ['notification'], deviceIds: [key] },
+    resyncKey: () => key,
+    readAfter: async (after) => {
+      reads++
+      return rows.filter((r) => r.ts > after)
+    }
+  })
+  const polls = [...Array.from({ length: 50 }, () => poll(keyed('a'), { waitSeconds: 5 })), ...Array.from({ length: 50 }, () => poll(keyed('b'), { waitSeconds: 5 }))]
+  while (dispatcherFor(doorbell).size < 100) await new Promise((resolve) => setImmediate(resolve))
+  await settle()
+  rows.push({ id: 2, ts: 2 })
+  await doorbell.publish(RESYNC_EVENT)
+  const results = await Promise.all(polls)
+  t.ok(results.every((r) => r.length === 1 && r[0] === 2), 'every waiter got the item')
+  t.equal(reads, 2, 'one re-read per distinct key and cursor, not one per waiter')
+})
+
+t.test('the waiter registry releases every pending poll at shutdown, then refuses new streams', async (t) => {
+  const doorbell = createMemoryDoorbell()
+  const waiters: WaiterRegistry = createWaiterRegistry()
+  const polls = [poll(spec([], doorbell, { waiters }), { waitSeconds: 30 }), poll(spec([], doorbell, { waiters }), { waitSeconds: 30 })]
   while (waiters.size < 2) await new Promise((resolve) => setImmediate(resolve))
   waiters.releaseAll()
   t.same(await Promise.all(polls), [[], []])
-  t.same(await longPoll<number>(spec), [], 'after shutdown: at once')
+  await t.rejects(openMessageStream(spec([], doorbell, { waiters })), { code: 'UNAVAILABLE' }, 'after shutdown: refused')
   t.equal(waiters.size, 0)
   t.equal(doorbell.size, 0)
 })

@@ -1,10 +1,10 @@
 /** The WebSocket endpoint, envelope and session (auth spec §6.1, §6.2, §6.3, §6.6) over real sockets. */
 import t from 'tap'
+import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
 import { WebSocket } from 'ws'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
 import { connect, connectAs } from '../../fixtures/websocket.js'
-import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import { webSocketRegistry } from '../../../lib/http/websocket/registry.js'
 
 t.test('the URL /info reports accepts WebSocket connections, and so do the aliases', async (t) => {
@@ -125,7 +125,7 @@ t.test('D10: an expired session or a locked user gets 401 on every action until 
 
 t.test('closing the socket releases every subscription and doorbell listener', async (t) => {
   const h = await createTestApp(t)
-  const doorbell = h.hub.doorbell as MemoryDoorbell
+  const doorbell = dispatcherFor(h.hub.doorbell)
   const device = await addDevice(h)
   const registry = webSocketRegistry(h.hub)
   const before = doorbell.size
@@ -159,7 +159,7 @@ t.test('the server closing ends every session', async (t) => {
   await h.app.close()
   t.ok(await ws.closed > 0, 'closed')
   t.equal(webSocketRegistry(h.hub).sessions, 0)
-  t.equal((h.hub.doorbell as MemoryDoorbell).size, 0)
+  t.equal(dispatcherFor(h.hub.doorbell).size, 0)
 })
 
 t.test('embedded: devicehubPlugin serves the API at <prefix>/websocket, devicehubWebSocketPlugin at the context', async (t) => {
