@@ -201,6 +201,11 @@ function sharedView (c: CommandRecord): CommandView {
   return view
 }
 
+/** The doorbell event of a command write. */
+function commandEvent (kind: 'command' | 'command-update', c: CommandRecord): DoorbellEvent {
+  return { kind, id: c.id, deviceId: c.deviceId, networkId: c.networkId, deviceTypeId: c.deviceTypeId, name: c.command }
+}
+
 function commandNotFound (id: string | number): Error {
   return notFound(`Command with id = ${id} not found`)
 }
@@ -290,10 +295,14 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       }
       // A doorbell that rides the store rings from the insert statement itself (one round trip).
       const channel = doorbell.storeChannel?.(store)
-      if (channel !== undefined) return commandInsertView(await store.commands.insert(command, clock.now(), { channel }))
+      if (channel !== undefined) {
+        const inserted = await store.commands.insert(command, clock.now(), { channel })
+        doorbell.storeRang?.(commandEvent('command', inserted))
+        return commandInsertView(inserted)
+      }
       const row = await store.transaction(async (tx) => {
         const inserted = await tx.commands.insert(command, clock.now())
-        await doorbell.publish({ kind: 'command', id: inserted.id, deviceId: inserted.deviceId, networkId: inserted.networkId, deviceTypeId: inserted.deviceTypeId, name: inserted.command }, tx)
+        await doorbell.publish(commandEvent('command', inserted), tx)
         return inserted
       })
       return commandInsertView(row)
@@ -312,11 +321,14 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       if (result !== undefined && result !== null) patch.result = result
       const channel = doorbell.storeChannel?.(store)
       const row = channel !== undefined
-        ? await store.commands.update(input.deviceId, id, patch, clock.now(), { channel })
+        ? await store.commands.update(input.deviceId, id, patch, clock.now(), { channel }).then((updated) => {
+          if (updated !== undefined) doorbell.storeRang?.(commandEvent('command-update', updated))
+          return updated
+        })
         : await store.transaction(async (tx) => {
           const updated = await tx.commands.update(input.deviceId, id, patch, clock.now())
           if (updated === undefined) return undefined
-          await doorbell.publish({ kind: 'command-update', id: updated.id, deviceId: updated.deviceId, networkId: updated.networkId, deviceTypeId: updated.deviceTypeId, name: updated.command }, tx)
+          await doorbell.publish(commandEvent('command-update', updated), tx)
           return updated
         })
       if (row === undefined) throw commandNotFound(input.commandId)

@@ -97,7 +97,13 @@ export async function recordNotification (ctx: Ctx, input: NewNotification, tx?:
   // A doorbell that rides the store rings from the insert statement itself; the store then
   // group-commits concurrent inserts on its own (one statement per batch).
   const channel = ctx.doorbell.storeChannel?.(tx ?? ctx.store)
-  if (channel !== undefined) return (tx ?? ctx.store).notifications.insert(input, ctx.clock.now(), { channel })
+  if (channel !== undefined) {
+    const row = await (tx ?? ctx.store).notifications.insert(input, ctx.clock.now(), { channel })
+    const event = { kind: 'notification' as const, id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId, name: row.notification }
+    if (tx === undefined) ctx.doorbell.storeRang?.(event)
+    else tx.afterCommit(() => ctx.doorbell.storeRang?.(event))
+    return row
+  }
   if (tx !== undefined) return writeOne(ctx, input, tx)
   let batcher = batchers.get(ctx.store)
   if (batcher === undefined) {

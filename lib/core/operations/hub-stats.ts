@@ -71,6 +71,15 @@ export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, n
     subscribe: (listener) => inner.subscribe(listener),
     close: () => inner.close()
   }
+  // Forwarded only when the inner doorbell has it: its presence is what makes writers ring
+  // from the write statement (one round trip on PostgreSQL).
+  if (inner.storeChannel !== undefined) {
+    counting.storeChannel = (store) => inner.storeChannel!(store)
+    counting.storeRang = (event) => {
+      if (event.kind === 'notification' || event.kind === 'command' || event.kind === 'command-update') counts[event.kind]++
+      inner.storeRang?.(event)
+    }
+  }
   shareDispatcher(counting, inner)
   return counting
 }

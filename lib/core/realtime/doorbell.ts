@@ -53,5 +53,12 @@ export interface Doorbell {
    * call `publish`.
    */
   storeChannel?(store: Store): string | undefined
+  /**
+   * Told, after the write committed, of a ring that rode the store's statement (`storeChannel`)
+   * instead of `publish`, so that a wrapper observing rings (the message counts of
+   * operations/hub-stats.ts) still sees it. A wrapper must forward `storeChannel` too: without
+   * it every write falls back to a transaction of several round trips.
+   */
+  storeRang?(event: DoorbellEvent): void
   close(): Promise<void>
 }
