@@ -109,6 +109,8 @@ interface CommandStreamOptions {
   pageSize?: number
   /** Only this command's updates (`GET …/command/{id}/poll`). */
   commandId?: number
+  /** Replaces the high-water read (the wait reads its command instead: one query, not two). */
+  highWater?: () => Promise<HighWater>
 }
 
 /**
@@ -125,6 +127,7 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
   private readonly kind: 'command' | 'command-update'
   private readonly updated: boolean
   private readonly commandId: number | undefined
+  private readonly mark: (() => Promise<HighWater>) | undefined
 
   constructor (
     private readonly ctx: ServiceContext,
@@ -140,6 +143,7 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
     this.backlogLimit = options.backlogLimit
     this.pageSize = options.pageSize
     this.commandId = options.commandId
+    this.mark = options.highWater
     this.kind = options.updated ? 'command-update' : 'command'
     this.keys = routingKeys([this.kind], selector)
   }
@@ -158,7 +162,7 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
   }
 
   highWater (): Promise<HighWater> {
-    return this.ctx.store.commands.highWater()
+    return this.mark !== undefined ? this.mark() : this.ctx.store.commands.highWater()
   }
 
   readAfter (after: number, limit: number): Promise<CommandRecord[]> {
@@ -356,21 +360,22 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const id = parsePathId(input.commandId, () => commandNotFound(input.commandId))
       const waitSeconds = parseWaitTimeout(input.waitTimeout)
       if (input.signal?.aborted === true || ctx.waiters.closed) return null
-      // Open first, then look: an update committed after the stream's mark arrives live, one
-      // committed before it is seen by the lookup, so none is missed.
-      const selector: MessageSelector = { scope: principal!.scope, deviceIds: [input.deviceId] }
-      const stream = await openMessageStream(new CommandStream(ctx, load, selector, { updated: true, backlogLimit: 0, commandId: id }, principal))
+      // Register first, then look: the lookup is the stream's mark. An update committed after it
+      // is stamped later and arrives live; one committed before it is seen by the lookup.
       let command: CommandRecord | undefined
-      try {
+      const highWater = async (): Promise<HighWater> => {
         command = await store.commands.findForDevice(input.deviceId, id)
-      } catch (error) {
-        stream.close()
-        throw error
+        // Not `lastUpdated`: before the first update it is the insert's `timestamp`, which a
+        // client may have set to any time. Every update is stamped later than the insert's stamp.
+        return { id: 0, clock: command === undefined ? Number.MAX_SAFE_INTEGER : command.isUpdated ? command.lastUpdated : command.stamp }
       }
+      const selector: MessageSelector = { scope: principal!.scope, deviceIds: [input.deviceId] }
+      const stream = await openMessageStream(new CommandStream(ctx, load, selector, { updated: true, backlogLimit: 0, commandId: id, highWater }, principal))
+      const found = command as CommandRecord | undefined
       // Unknown for this device: 204 at once (§6.8); already updated: at once.
-      if (command === undefined || command.isUpdated) {
+      if (found === undefined || found.isUpdated) {
         stream.close()
-        return command === undefined ? null : commandView(command)
+        return found === undefined ? null : commandView(found)
       }
       const items = await longPoll(stream, { waitSeconds, signal: input.signal })
       return items.length === 0 ? null : items[0]!

@@ -59,3 +59,21 @@ for (const kind of ['notification', 'command'] as const) {
     t.same((await poll('waitTimeout=0')).body, [], 'and cursor-less polls still answer nothing')
   })
 }
+
+t.test('waiting for a command update: a far-future or far-past client timestamp on the command does not hide its update', async (t) => {
+  const h = await createTestApp(t)
+  const base = await listen(t, h)
+  const device = await addDevice(h)
+  const token = h.adminToken
+  for (const timestamp of [FUTURE, PAST]) {
+    const command = await call(`${base}/device/${device}/command`, token, { method: 'POST', body: { command: 'c', timestamp } })
+    t.equal(command.status, 201)
+    const wait = call(`${base}/device/${device}/command/${command.body.id}/poll?waitTimeout=10`, token)
+    await sleep(300)
+    const started = Date.now()
+    t.equal((await call(`${base}/device/${device}/command/${command.body.id}`, token, { method: 'PUT', body: { status: 'done' } })).status, 204)
+    const answer = await wait
+    t.same([answer.status, answer.body.id, answer.body.status], [200, command.body.id, 'done'], `the wait answers with the update (${timestamp})`)
+    t.ok(Date.now() - started < 5000, 'at once, not at its timeout')
+  }
+})
