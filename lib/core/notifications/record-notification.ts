@@ -11,25 +11,21 @@
  */
 import type { ServiceContext } from '../context.js'
 import type { Store } from '../ports.js'
+import type { WriteCombiner } from '../write-combiner.js'
+import { createWriteCombiner } from '../write-combiner.js'
 import type { NewNotification, NotificationRecord } from './notification-ports.js'
 
 type Ctx = Pick<ServiceContext, 'store' | 'doorbell' | 'clock'>
 
 const MAX_BATCH = 200
 
+/** One insert waiting for its batch; each rings its own context's doorbell (callers may share a store, not a doorbell). */
 interface Pending {
-  /** Each request rings its own context's doorbell (callers may share a store, not a doorbell). */
   ctx: Ctx
   input: NewNotification
-  resolve(row: NotificationRecord): void
-  reject(error: unknown): void
 }
 
-interface Batcher {
-  enqueue(ctx: Ctx, input: NewNotification): Promise<NotificationRecord>
-}
-
-const batchers = new WeakMap<Store, Batcher>()
+const combiners = new WeakMap<Store, WriteCombiner<Pending, NotificationRecord>>()
 
 async function ring (ctx: Ctx, row: NotificationRecord, tx: Store): Promise<void> {
   await ctx.doorbell.publish({
@@ -48,41 +44,18 @@ async function writeOne (ctx: Ctx, input: NewNotification, tx: Store): Promise<N
   return row
 }
 
-function createBatcher (store: Store): Batcher {
-  let queue: Pending[] = []
-  let active = false
-
-  async function flush (): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.slice(0, MAX_BATCH)
-      queue = queue.slice(batch.length)
-      try {
-        const rows = await store.transaction(async (tx) => {
-          const inserted = await tx.notifications.insertMany(batch.map((p) => p.input), batch[0]!.ctx.clock.now())
-          for (const [i, row] of inserted.entries()) await ring(batch[i]!.ctx, row, tx)
-          return inserted
-        })
-        batch.forEach((p, i) => p.resolve(rows[i]!))
-      } catch {
-        for (const p of batch) {
-          await store.transaction((tx) => writeOne(p.ctx, p.input, tx)).then(p.resolve, p.reject)
-        }
-      }
-    }
-    active = false
+/** One transaction, one clock step and one multi-row INSERT for the batch (the store's group commit). */
+function combinerFor (store: Store): WriteCombiner<Pending, NotificationRecord> {
+  let combiner = combiners.get(store)
+  if (combiner === undefined) {
+    combiner = createWriteCombiner((batch: Pending[]) => store.transaction(async (tx) => {
+      const inserted = await tx.notifications.insertMany(batch.map((p) => p.input), batch[0]!.ctx.clock.now())
+      for (const [i, row] of inserted.entries()) await ring(batch[i]!.ctx, row, tx)
+      return inserted
+    }), { maxBatch: MAX_BATCH })
+    combiners.set(store, combiner)
   }
-
-  return {
-    enqueue (ctx, input) {
-      return new Promise<NotificationRecord>((resolve, reject) => {
-        queue.push({ ctx, input, resolve, reject })
-        if (active) return
-        active = true
-        // Let the requests that arrived in the same turn join the batch.
-        setImmediate(() => { void flush() })
-      })
-    }
-  }
+  return combiner
 }
 
 /**
@@ -105,10 +78,5 @@ export async function recordNotification (ctx: Ctx, input: NewNotification, tx?:
     return row
   }
   if (tx !== undefined) return writeOne(ctx, input, tx)
-  let batcher = batchers.get(ctx.store)
-  if (batcher === undefined) {
-    batcher = createBatcher(ctx.store)
-    batchers.set(ctx.store, batcher)
-  }
-  return batcher.enqueue(ctx, input)
+  return combinerFor(ctx.store).write({ ctx, input })
 }

@@ -4,7 +4,7 @@ import type { CommandRecord, CommandRepository, NewCommand, StoreRing } from '..
 import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
-import { createWriteCombiner } from '../write-combiner.js'
+import { createWriteCombiner } from '../../core/write-combiner.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
 import type { CommandUpdate } from './pg-message-writes.js'
 import { pgInsertCommands, pgUpdateCommands } from './pg-message-writes.js'

@@ -4,7 +4,7 @@ import type { StoreRing } from '../../core/commands/command-ports.js'
 import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
-import { createWriteCombiner } from '../write-combiner.js'
+import { createWriteCombiner } from '../../core/write-combiner.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
 import { pgInsertNotifications } from './pg-message-writes.js'
 

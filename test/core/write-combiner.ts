@@ -1,7 +1,7 @@
 /** Group commit: batching per event-loop turn, maxBatch, one batch in flight, canJoin, item-by-item retry. */
 import t from 'tap'
-import { createWriteCombiner } from '../../lib/store/write-combiner.js'
-import type { WriteCombinerOptions } from '../../lib/store/write-combiner.js'
+import { createWriteCombiner } from '../../lib/core/write-combiner.js'
+import type { WriteCombinerOptions } from '../../lib/core/write-combiner.js'
 
 const turn = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve))
 
