@@ -62,8 +62,15 @@ export const RESYNC_EVENT: DoorbellEvent = Object.freeze({
  * by their columns, so a payload stays far below PostgreSQL's 8000-byte NOTIFY limit.
  */
 export function encodeDoorbellEvent (event: DoorbellEvent): string {
-  return JSON.stringify([event.kind, event.id, event.deviceId, event.networkId, event.deviceTypeId, event.name])
+  const fields = [event.kind, event.id, event.deviceId, event.networkId, event.deviceTypeId, event.name]
+  if (event.record === undefined) return JSON.stringify(fields)
+  const withRecord = JSON.stringify([...fields, event.record])
+  // NOTIFY payloads end at 8,000 bytes: a large record stays behind (listeners read the row).
+  return Buffer.byteLength(withRecord) <= MAX_PAYLOAD ? withRecord : JSON.stringify(fields)
 }
+
+/** Largest payload sent with its record (PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more). */
+const MAX_PAYLOAD = 7900
 
 /** The event a payload carries, or undefined for anything malformed. */
 export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined {
@@ -73,12 +80,25 @@ export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined
   } catch {
     return undefined
   }
-  if (!Array.isArray(value) || value.length !== 6) return undefined
-  const [kind, id, deviceId, networkId, deviceTypeId, name] = value as unknown[]
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 7)) return undefined
+  const [kind, id, deviceId, networkId, deviceTypeId, name, record] = value as unknown[]
   const nullableId = (v: unknown): v is number | null => v === null || Number.isSafeInteger(v)
   if (typeof kind !== 'string' || !EVENT_KINDS.has(kind) || !Number.isSafeInteger(id) || typeof deviceId !== 'string' ||
     !nullableId(networkId) || !nullableId(deviceTypeId) || typeof name !== 'string') return undefined
-  return { kind: kind as DoorbellEventKind, id: id as number, deviceId, networkId, deviceTypeId, name }
+  const event: DoorbellEvent = { kind: kind as DoorbellEventKind, id: id as number, deviceId, networkId, deviceTypeId, name }
+  // The record is written by devicehub's own statements (pg-message-writes.ts) in the record's
+  // shape; one that does not name the same message is ignored (the listener reads the row).
+  if (isRecordOf(event, record)) event.record = record
+  return event
+}
+
+function isRecordOf (event: DoorbellEvent, record: unknown): record is NonNullable<DoorbellEvent['record']> {
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) return false
+  if (event.kind !== 'notification' && event.kind !== 'command' && event.kind !== 'command-update') return false
+  const r = record as Record<string, unknown>
+  const named = event.kind === 'notification' ? r.notification : r.command
+  return r.id === event.id && r.deviceId === event.deviceId && named === event.name &&
+    Number.isSafeInteger(r.timestamp) && Number.isSafeInteger(r.stamp)
 }
 
 /**

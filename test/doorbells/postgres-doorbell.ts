@@ -29,6 +29,19 @@ t.test('the wire form keeps every field and rejects malformed payloads', async (
   }
 })
 
+t.test('the wire form carries the written record when it fits, and only a record of the same message', async (t) => {
+  const record = { id: 42, notification: 'temperature', deviceId: 'dev-1', networkId: 1, deviceTypeId: 2, timestamp: 5, parameters: { a: 1 }, stamp: 5 }
+  const carried = event(42, { record })
+  t.same(decodeDoorbellEvent(encodeDoorbellEvent(carried)), carried, 'round trip with the record')
+  const big = event(42, { record: { ...record, parameters: { blob: 'x'.repeat(9000) } } })
+  t.same(decodeDoorbellEvent(encodeDoorbellEvent(big)), event(42), 'too large for NOTIFY: sent without it')
+  t.ok(Buffer.byteLength(encodeDoorbellEvent(big)) < 1000)
+  for (const other of [{ ...record, id: 43 }, { ...record, deviceId: 'dev-2' }, { ...record, notification: 'other' }, { ...record, stamp: '5' }, [record], 'record']) {
+    const decoded = decodeDoorbellEvent(JSON.stringify([...JSON.parse(encodeDoorbellEvent(event(42))), other]))
+    t.same(decoded, event(42), `a record that does not fit the event is dropped: ${JSON.stringify(other).slice(0, 60)}`)
+  }
+})
+
 const url = testPostgresUrl()
 
 if (url === undefined) {
@@ -131,6 +144,30 @@ function runPostgresTests (url: string): void {
       t.same(seen.events, [], 'nothing is delivered while the transaction is open')
     })
     t.same(await seen.until(1), [sent], 'delivered after commit, decoded exactly')
+  })
+
+  t.test('writes through the store channel ring with the record as written, unless it is too large', async (t) => {
+    const store = await openTestStore(t)
+    const channel = newChannel()
+    const doorbell = await openHub(t, { channel })
+    const seen = record(doorbell)
+    const network = await store.networks.insert({ name: 'rec-net', description: null })
+    const deviceType = await store.deviceTypes.insert({ name: 'rec-type', description: null })
+    const ids = { networkId: network, deviceTypeId: deviceType }
+    await store.devices.insert({ id: 'rec-dev', name: 'rec', data: null, ...ids, isBlocked: false })
+    const base = { deviceId: 'rec-dev', ...ids }
+    const n = await store.notifications.insert({ ...base, notification: 'n', parameters: { v: [1, 'ü'] } }, Date.now(), { channel })
+    const c = await store.commands.insert({ ...base, command: 'c', userId: 1, parameters: null, lifetime: 60, status: null, result: null }, Date.now(), { channel })
+    const u = await store.commands.update('rec-dev', c.id, { status: 'done', result: { ok: true } }, Date.now(), { channel })
+    const big = await store.notifications.insert({ ...base, notification: 'big', parameters: { blob: 'x'.repeat(9000) } }, Date.now(), { channel })
+    const events = await seen.until(4)
+    t.same(events.map((e) => [e.kind, e.id]), [['notification', n.id], ['command', c.id], ['command-update', c.id], ['notification', big.id]])
+    t.same(events[0]!.record, n, 'the notification as the store returned it')
+    t.same(events[0]!.record, await store.notifications.findById(n.id), 'and as a read returns it')
+    t.same(events[1]!.record, c, 'the command as inserted')
+    t.same(events[2]!.record, u, 'the command as updated')
+    t.match(events[2]!.record, { isUpdated: true, status: 'done', result: { ok: true } })
+    t.equal(events[3]!.record, undefined, 'a record past the NOTIFY limit stays behind; listeners read the row')
   })
 
   t.test('publish inside a rolled-back transaction is never delivered', async (t) => {

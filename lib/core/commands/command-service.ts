@@ -207,7 +207,7 @@ function sharedView (c: CommandRecord): CommandView {
 
 /** The doorbell event of a command write. */
 function commandEvent (kind: 'command' | 'command-update', c: CommandRecord): DoorbellEvent {
-  return { kind, id: c.id, deviceId: c.deviceId, networkId: c.networkId, deviceTypeId: c.deviceTypeId, name: c.command }
+  return { kind, id: c.id, deviceId: c.deviceId, networkId: c.networkId, deviceTypeId: c.deviceTypeId, name: c.command, record: c }
 }
 
 function commandNotFound (id: string | number): Error {
@@ -217,8 +217,10 @@ function commandNotFound (id: string | number): Error {
 export function createCommandService (ctx: ServiceContext): CommandService {
   const { store, doorbell, clock } = ctx
   const shared = createSharedReader<CommandRecord | undefined>()
-  const load = (event: DoorbellEvent): Promise<CommandRecord | undefined> =>
-    shared.read(event, () => store.commands.findById(event.id))
+  // The doorbell's record when it carries one, else one read shared by every waiter of the event.
+  const load = (event: DoorbellEvent): Promise<CommandRecord | undefined> => event.record !== undefined
+    ? Promise.resolve(event.record as CommandRecord)
+    : shared.read(event, () => store.commands.findById(event.id))
 
   /** A poll is the first batch of a stream: the backlog after the cursor (up to `limit`), else the first live one. */
   function runPoll (principal: Principal | undefined, selector: MessageSelector, options: CommandPollOptions): Promise<CommandView[]> {

@@ -185,8 +185,10 @@ function notificationNotFound (): Error {
 export function createNotificationService (ctx: ServiceContext): NotificationService {
   const { store } = ctx
   const shared = createSharedReader<NotificationRecord | undefined>()
-  const load = (event: DoorbellEvent): Promise<NotificationRecord | undefined> =>
-    shared.read(event, () => store.notifications.findById(event.id))
+  // The doorbell's record when it carries one, else one read shared by every waiter of the event.
+  const load = (event: DoorbellEvent): Promise<NotificationRecord | undefined> => event.record !== undefined
+    ? Promise.resolve(event.record as NotificationRecord)
+    : shared.read(event, () => store.notifications.findById(event.id))
 
   /** A poll is the first batch of a stream: the backlog after the cursor (at most 100), else the first live one. */
   function runPoll (principal: Principal | undefined, selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {

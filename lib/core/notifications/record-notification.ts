@@ -34,7 +34,8 @@ async function ring (ctx: Ctx, row: NotificationRecord, tx: Store): Promise<void
     deviceId: row.deviceId,
     networkId: row.networkId,
     deviceTypeId: row.deviceTypeId,
-    name: row.notification
+    name: row.notification,
+    record: row
   }, tx)
 }
 

@@ -1,8 +1,12 @@
 /**
- * The doorbell seam: a doorbell, not a message bus. Events carry ids and routing keys, never whole
- * rows; a woken waiter reads the store again. Any doorbell is interchangeable and a lost doorbell
- * costs latency, never data.
+ * The doorbell seam: a doorbell, not a message bus. Events carry ids and routing keys, and may
+ * carry the written record as a hint (`record`) that saves every woken waiter's read; without
+ * it a waiter reads the store. Any doorbell is interchangeable, one that drops records costs a
+ * read, and a lost doorbell costs latency, never data: the store stays the truth (backlogs and
+ * resyncs read it).
  */
+import type { CommandRecord } from '../commands/command-ports.js'
+import type { NotificationRecord } from '../notifications/notification-ports.js'
 import type { Store } from '../ports.js'
 
 /**
@@ -28,6 +32,12 @@ export interface DoorbellEvent {
   deviceTypeId: number | null
   /** Command or notification name. */
   name: string
+  /**
+   * The record as written (a notification for `notification`, the command for `command` and
+   * `command-update`), when the doorbell carries it: in-process always, over PostgreSQL NOTIFY
+   * when it fits the payload. Listeners use it instead of reading the row by `id`.
+   */
+  record?: NotificationRecord | CommandRecord
 }
 
 export type DoorbellListener = (event: DoorbellEvent) => void

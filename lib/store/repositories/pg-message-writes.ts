@@ -29,10 +29,25 @@ function clockStep (count: number, now: number): RawBuilder<unknown> {
     where id = 1 returning last_ts - ${count}::bigint as base`
 }
 
-function notifyColumn (ring: StoreRing | undefined, kind: string, nameColumn: string): RawBuilder<unknown> {
+function notifyColumn (ring: StoreRing | undefined, kind: string, nameColumn: string, record: RawBuilder<unknown>): RawBuilder<unknown> {
   if (ring === undefined) return sql``
-  return sql`, pg_notify(${ring.channel}, json_build_array(${kind}::text, w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)})::text) as rung`
+  // The event of postgres-doorbell.ts, with the record as written when it fits the payload
+  // (NOTIFY refuses 8,000 bytes), so that listeners need not read the row again.
+  const head = sql`${kind}::text, w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)}`
+  return sql`, pg_notify(${ring.channel}, case when octet_length(${record}::text) <= 7000
+    then json_build_array(${head}, ${record}) else json_build_array(${head}) end::text) as rung`
 }
+
+/** A notification row as the core's NotificationRecord, in JSON (the doorbell's `record`). */
+const NOTIFICATION_RECORD = sql`json_build_object('id', w.id, 'notification', w.notification, 'deviceId', w.device_id,
+  'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'timestamp', w.timestamp,
+  'parameters', w.parameters::json, 'stamp', coalesce(w.clock_ts, w.timestamp))`
+
+/** A command row as the core's CommandRecord, in JSON (the doorbell's `record`). */
+const COMMAND_RECORD = sql`json_build_object('id', w.id, 'command', w.command, 'deviceId', w.device_id,
+  'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'userId', w.user_id, 'parameters', w.parameters::json,
+  'lifetime', w.lifetime, 'status', w.status, 'result', w.result::json, 'timestamp', w.timestamp,
+  'lastUpdated', w.last_updated, 'isUpdated', w.is_updated = 1, 'stamp', coalesce(w.clock_ts, w.timestamp))`
 
 /**
  * @example
@@ -54,7 +69,7 @@ export async function pgInsertNotifications (db: Kysely<Database>, list: readonl
       from input i cross join clock c order by i.ord
       returning *
     )
-    select w.*${notifyColumn(ring, 'notification', 'notification')} from w order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'notification', 'notification', NOTIFICATION_RECORD)} from w order by w.id`.execute(db)
   return result.rows.map(toNotificationRecord)
 }
 
@@ -80,7 +95,7 @@ export async function pgInsertCommands (db: Kysely<Database>, list: readonly New
       from input i cross join clock c order by i.ord
       returning *
     )
-    select w.*${notifyColumn(ring, 'command', 'command')} from w order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'command', 'command', COMMAND_RECORD)} from w order by w.id`.execute(db)
   return result.rows.map(toCommandRecord)
 }
 
@@ -115,7 +130,7 @@ export async function pgUpdateCommands (db: Kysely<Database>, list: readonly Com
         and c.device_key = (select d.id from devices d where d.device_id = u.device_id)
       returning c.*, u.ord
     )
-    select w.*${notifyColumn(ring, 'command-update', 'command')} from w order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'command-update', 'command', COMMAND_RECORD)} from w order by w.id`.execute(db)
   const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
 }
