@@ -10,7 +10,8 @@ import type * as PgModule from 'pg'
 import type { Client, Notification } from 'pg'
 import type { Logger, Store } from '../core/ports.js'
 import { silentLogger } from '../core/ports.js'
-import type { Doorbell, DoorbellEvent, DoorbellEventKind, DoorbellListener } from '../core/realtime/doorbell.js'
+import type { Doorbell, DoorbellEvent, DoorbellEventKind } from '../core/realtime/doorbell.js'
+import { createListenerSet } from '../core/realtime/listener-set.js'
 
 export const DEFAULT_HUB_CHANNEL = 'devicehub_events'
 
@@ -124,7 +125,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
   const maxDelay = Math.max(initialDelay, options.reconnect?.maxDelayMs ?? 30_000)
   const { default: pg } = await loadPg()
 
-  const listeners = new Set<DoorbellListener>()
+  const listeners = createListenerSet((error) => { logger.error({ err: error }, 'doorbell listener failed') })
   let client: Client | undefined
   let closed = false
   let timer: NodeJS.Timeout | undefined
@@ -133,13 +134,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
   let healthTimer: NodeJS.Timeout | undefined
 
   const deliver = (event: DoorbellEvent): void => {
-    for (const listener of [...listeners]) {
-      try {
-        listener(event)
-      } catch (error) {
-        logger.error({ err: error }, 'doorbell listener failed')
-      }
-    }
+    listeners.deliver(event)
   }
 
   const onNotification = (message: Notification): void => {
@@ -255,10 +250,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
       return store.dialect === 'postgres' ? channel : undefined
     },
     subscribe (listener) {
-      listeners.add(listener)
-      return () => {
-        listeners.delete(listener)
-      }
+      return listeners.add(listener)
     },
     async close () {
       closed = true

@@ -21,6 +21,7 @@ import { namesOf, parseLimit, parseMessageQuery, parsePathId, parseWaitTimeout }
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createSharedReader } from '../realtime/shared-read.js'
+import { sharedViews } from '../realtime/shared-view.js'
 import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
 import { openMessageStream } from '../realtime/message-stream.js'
 import type { SubscribeTargets } from '../realtime/subscribe-scope.js'
@@ -194,16 +195,7 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
 }
 
 /** One view per record, shared by every stream the record is delivered to. */
-const views = new WeakMap<CommandRecord, CommandView>()
-
-function sharedView (c: CommandRecord): CommandView {
-  let view = views.get(c)
-  if (view === undefined) {
-    view = commandView(c)
-    views.set(c, view)
-  }
-  return view
-}
+const sharedView = sharedViews(commandView)
 
 /** The doorbell event of a command write. */
 function commandEvent (kind: 'command' | 'command-update', c: CommandRecord): DoorbellEvent {

@@ -20,6 +20,7 @@ import { namesOf, parseMessageQuery, parsePathId, parseWaitTimeout } from '../re
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createSharedReader } from '../realtime/shared-read.js'
+import { sharedViews } from '../realtime/shared-view.js'
 import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
 import { openMessageStream } from '../realtime/message-stream.js'
 import type { SubscribeTargets } from '../realtime/subscribe-scope.js'
@@ -167,16 +168,7 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
 }
 
 /** One view per record, shared by every stream the record is delivered to. */
-const views = new WeakMap<NotificationRecord, NotificationView>()
-
-function sharedView (n: NotificationRecord): NotificationView {
-  let view = views.get(n)
-  if (view === undefined) {
-    view = notificationView(n)
-    views.set(n, view)
-  }
-  return view
-}
+const sharedView = sharedViews(notificationView)
 
 function notificationNotFound (): Error {
   return notFound('Requested notification not found')

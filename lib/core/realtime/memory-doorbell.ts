@@ -1,5 +1,6 @@
 /** The in-process doorbell: listeners in a set, events delivered after the write commits. */
-import type { Doorbell, DoorbellEvent, DoorbellListener } from './doorbell.js'
+import type { Doorbell, DoorbellEvent } from './doorbell.js'
+import { createListenerSet } from './listener-set.js'
 
 export interface MemoryDoorbell extends Doorbell {
   /** Number of registered listeners (tests check nothing leaks). */
@@ -13,18 +14,10 @@ export interface MemoryDoorbell extends Doorbell {
  * off()
  */
 export function createMemoryDoorbell (options: { onListenerError?: (error: unknown) => void } = {}): MemoryDoorbell {
-  const listeners = new Set<DoorbellListener>()
+  const listeners = createListenerSet(options.onListenerError)
   let closed = false
   const deliver = (event: DoorbellEvent): void => {
-    if (closed) return
-    // A copy: listeners unsubscribe themselves while being called.
-    for (const listener of [...listeners]) {
-      try {
-        listener(event)
-      } catch (error) {
-        options.onListenerError?.(error)
-      }
-    }
+    if (!closed) listeners.deliver(event)
   }
   return {
     get size () {
@@ -35,10 +28,7 @@ export function createMemoryDoorbell (options: { onListenerError?: (error: unkno
       else tx.afterCommit(() => deliver(event))
     },
     subscribe (listener) {
-      listeners.add(listener)
-      return () => {
-        listeners.delete(listener)
-      }
+      return listeners.add(listener)
     },
     async close () {
       closed = true
