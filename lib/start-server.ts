@@ -43,7 +43,10 @@ export interface StartServerOptions {
   presence?: Partial<PresenceSettings>
   /** Serve the web console at `<context>/console` (default true). */
   console?: boolean
-  /** SQLite only: `normal` (default) or `full` (acknowledged writes survive a power failure; slower writes). */
+  /**
+   * `full`: acknowledged writes survive a power failure (slower writes); `normal`: they survive a
+   * crash of the process. Default `normal` on SQLite, the server's setting (`full`) on PostgreSQL.
+   */
   durability?: Durability
   /** Called with the built app before it listens: add hooks or routes (the test rig's faults do). */
   configure?: (app: FastifyInstance) => void | Promise<void>

@@ -13,8 +13,8 @@ const db = process.env.BENCH_DB
 if (db === undefined) throw new Error('BENCH_DB is not set')
 // Run the server as `devicehub serve` does, V8 tuning included.
 keepYoungGenerationSmall()
-// BENCH_DURABILITY=full measures SQLite's synchronous=FULL against the NORMAL default.
-const durability = process.env.BENCH_DURABILITY === 'full' ? 'full' : 'normal'
+// BENCH_DURABILITY=full|normal overrides the default (normal on SQLite, the server's setting on PostgreSQL).
+const durability = process.env.BENCH_DURABILITY === 'full' || process.env.BENCH_DURABILITY === 'normal' ? process.env.BENCH_DURABILITY : undefined
 const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability })
 if (process.env.BENCH_INIT === '1') {
   await server.hub.store.devices.insert({ id: 'bench-device', name: 'bench', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })

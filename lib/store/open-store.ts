@@ -4,14 +4,14 @@
  */
 import { existsSync } from 'node:fs'
 import type { KyselyStore } from './kysely-store.js'
-import type { Durability } from './dialects/sqlite.js'
+import type { Durability } from './durability.js'
 import { openSqliteStore } from './dialects/sqlite.js'
 import { lockDatabaseFile } from './file-lock.js'
 
 export interface OpenStoreOptions {
   /** Run pending migrations (default true). */
   migrate?: boolean
-  /** SQLite only: `normal` (default) or `full` (see `Durability`). */
+  /** `normal` or `full` (see durability.ts); default `normal` on SQLite, the server's setting (`full`) on PostgreSQL. */
   durability?: Durability
   /** Refuse a SQLite file that does not exist yet instead of creating it (CLI tools that read). */
   mustExist?: boolean
@@ -39,7 +39,7 @@ export function isPostgresUrl (location: string): boolean {
 export async function openStore (location: string, options: OpenStoreOptions = {}): Promise<KyselyStore> {
   if (isPostgresUrl(location)) {
     const { openPostgresStore } = await import('./dialects/postgres.js')
-    return openPostgresStore(location, { migrate: options.migrate })
+    return openPostgresStore(location, { migrate: options.migrate, durability: options.durability })
   }
   if (options.mustExist === true && isSqliteFile(location) && !existsSync(location)) {
     throw new Error(`No database at ${location}: check --db (or DEVICEHUB_DB); 'devicehub serve' creates a new one`)

@@ -9,6 +9,7 @@ import { PostgresDialect, Kysely as KyselyClass, sql } from 'kysely'
 import type * as PgModule from 'pg'
 import type { Pool, PoolConfig } from 'pg'
 import type { Database as Schema } from '../database.js'
+import type { Durability } from '../durability.js'
 import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
@@ -31,6 +32,8 @@ export interface PostgresStoreOptions {
   schema?: string
   /** Largest number of pooled connections (default 10). */
   maxConnections?: number
+  /** `normal`: `synchronous_commit=off` on the pool's connections; `full` or absent: the server's setting (see durability.ts). */
+  durability?: Durability
 }
 
 /** The pg driver's error for a violated constraint carries the SQLSTATE in `code`. */
@@ -113,7 +116,10 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
     // Named, so operators tell the store's pool from the doorbell's LISTEN connection in pg_stat_activity.
     application_name: 'devicehub'
   }
-  if (options.schema !== undefined) config.options = `-c search_path=${options.schema}`
+  const settings: string[] = []
+  if (options.schema !== undefined) settings.push(`-c search_path=${options.schema}`)
+  if (options.durability === 'normal') settings.push('-c synchronous_commit=off')
+  if (settings.length > 0) config.options = settings.join(' ')
   const pool = new pg.default.Pool(config)
   // An idle client losing its server (restart, pg_terminate_backend) emits 'error' on the pool;
   // unhandled it would crash the process. The pool drops it and connects a new one on demand.

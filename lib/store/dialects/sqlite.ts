@@ -4,6 +4,7 @@
  * version follows the Node.js line (`sqlite-driver.ts`).
  */
 import { Kysely, SqliteDialect } from 'kysely'
+import type { Durability } from '../durability.js'
 import type { Database as Schema } from '../database.js'
 import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
@@ -23,13 +24,7 @@ export const sqliteDialect: StoreDialect = {
   }
 }
 
-/**
- * SQLite's `synchronous` setting: `full` syncs the WAL at every commit, so an acknowledged
- * write survives a power failure; `normal` (default) syncs only at checkpoints, so a power
- * failure may lose the last commits (a crash of the process loses nothing either way). `full`
- * halved the notification insert rate in our measurements (issue #16), hence opt-in.
- */
-export type Durability = 'full' | 'normal'
+export type { Durability } from '../durability.js'
 
 export interface SqliteStoreOptions {
   /** Run pending migrations on open (default true). */
