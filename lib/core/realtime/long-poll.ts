@@ -28,8 +28,9 @@ export function longPoll<V> (stream: MessageStream<V>, options: LongPollOptions)
 }
 
 /**
- * One parked poll as one object: thousands may be parked at once, so it keeps to a few fields
- * and prototype methods, with one bound callback (`release`) for the timer and the signal.
+ * One parked poll as one object: thousands may be parked at once, so it keeps to a few fields;
+ * its callbacks (the stream's sink, error and batch hooks; `release` for the timer, the signal
+ * and shutdown) are arrow-function fields of the object, not closures of a function scope.
  */
 class Poll<V> {
   readonly promise: Promise<V[]>
