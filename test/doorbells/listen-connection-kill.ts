@@ -2,93 +2,85 @@
  * Losing the doorbell's LISTEN connection loses doorbells, never items: polls parked while it is
  * down are answered after the reconnect (the resync wake-up), and cursors see every item once.
  */
-import t from 'tap'
 import type { PostgresDoorbell } from '../../lib/doorbells/postgres-doorbell.js'
 import { DEFAULT_DOORBELL_APPLICATION_NAME } from '../../lib/doorbells/postgres-doorbell.js'
 import { startServer } from '../../lib/start-server.js'
 import { call, eventually, sleep } from '../fixtures/messaging.js'
-import { adminQuery, createTestDatabase } from '../fixtures/pg-database.js'
-import { testPostgresUrl } from '../fixtures/store.js'
+import { adminQuery, createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
-const adminUrl = testPostgresUrl()
+postgresTest('a killed LISTEN connection: parked polls still get every item, cursors see each once', async (t, adminUrl) => {
+  const db = await createTestDatabase(t, adminUrl)
+  const dbName = new URL(db).pathname.slice(1)
+  const server = await startServer({ db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' } })
+  t.teardown(() => server.close())
+  const doorbell = server.hub.doorbell as PostgresDoorbell
+  const { accessToken: token } = await server.adminTokens()
+  const base = server.url
+  const before = (await call(`${base}/info`, token)).body.serverTimestamp as string
 
-if (adminUrl === undefined) {
-  t.skip('DEVICEHUB_TEST_PG_URL not set', () => {})
-} else {
-  t.test('a killed LISTEN connection: parked polls still get every item, cursors see each once', async (t) => {
-    const db = await createTestDatabase(t, adminUrl)
-    const dbName = new URL(db).pathname.slice(1)
-    const server = await startServer({ db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' } })
-    t.teardown(() => server.close())
-    const doorbell = server.hub.doorbell as PostgresDoorbell
-    const { accessToken: token } = await server.adminTokens()
-    const base = server.url
-    const before = (await call(`${base}/info`, token)).body.serverTimestamp as string
+  const networkId = (await call(`${base}/network`, token, { method: 'POST', body: { name: 'kill', description: null } })).body.id as number
+  const devices = ['kill-0', 'kill-1', 'kill-2', 'kill-3']
+  for (const id of devices) t.equal((await call(`${base}/device/${id}`, token, { method: 'PUT', body: { name: id, networkId } })).status, 204)
+  const awaited = (await call(`${base}/device/kill-0/command`, token, { method: 'POST', body: { command: 'awaited' } })).body.id as number
 
-    const networkId = (await call(`${base}/network`, token, { method: 'POST', body: { name: 'kill', description: null } })).body.id as number
-    const devices = ['kill-0', 'kill-1', 'kill-2', 'kill-3']
-    for (const id of devices) t.equal((await call(`${base}/device/${id}`, token, { method: 'PUT', body: { name: id, networkId } })).status, 204)
-    const awaited = (await call(`${base}/device/kill-0/command`, token, { method: 'POST', body: { command: 'awaited' } })).body.id as number
+  // Park: a command poll and a notification poll per device, and one wait for an update.
+  const commandPolls = devices.map((id) => call(`${base}/device/${id}/command/poll?waitTimeout=30`, token))
+  const notificationPolls = devices.map((id) => call(`${base}/device/${id}/notification/poll?waitTimeout=30`, token))
+  const updateWait = call(`${base}/device/kill-0/command/${awaited}/poll?waitTimeout=30`, token)
+  let settled = 0
+  for (const poll of [...commandPolls, ...notificationPolls, updateWait]) void poll.finally(() => { settled++ })
+  await sleep(400)
+  t.equal(settled, 0, 'every poll is parked')
 
-    // Park: a command poll and a notification poll per device, and one wait for an update.
-    const commandPolls = devices.map((id) => call(`${base}/device/${id}/command/poll?waitTimeout=30`, token))
-    const notificationPolls = devices.map((id) => call(`${base}/device/${id}/notification/poll?waitTimeout=30`, token))
-    const updateWait = call(`${base}/device/kill-0/command/${awaited}/poll?waitTimeout=30`, token)
-    let settled = 0
-    for (const poll of [...commandPolls, ...notificationPolls, updateWait]) void poll.finally(() => { settled++ })
-    await sleep(400)
-    t.equal(settled, 0, 'every poll is parked')
+  const listeners = await adminQuery(adminUrl, 'select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, DEFAULT_DOORBELL_APPLICATION_NAME])
+  t.same(listeners.rows.map((r: { pid: number }) => r.pid), [doorbell.listenerPid], 'one LISTEN connection, found by its application_name')
+  const killed = doorbell.listenerPid
+  t.equal((await adminQuery(adminUrl, 'select pg_terminate_backend($1) as ok', [killed])).rows[0].ok, true)
+  await eventually(() => !doorbell.connected, 5000)
 
-    const listeners = await adminQuery(adminUrl, 'select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, DEFAULT_DOORBELL_APPLICATION_NAME])
-    t.same(listeners.rows.map((r: { pid: number }) => r.pid), [doorbell.listenerPid], 'one LISTEN connection, found by its application_name')
-    const killed = doorbell.listenerPid
-    t.equal((await adminQuery(adminUrl, 'select pg_terminate_backend($1) as ok', [killed])).rows[0].ok, true)
-    await eventually(() => !doorbell.connected, 5000)
+  // Writes while the LISTEN connection is down: their doorbells are lost.
+  const commands = await Promise.all(devices.map((id) => call(`${base}/device/${id}/command`, token, { method: 'POST', body: { command: `while-down-${id}` } })))
+  const notifications = await Promise.all(devices.map((id) => call(`${base}/device/${id}/notification`, token, { method: 'POST', body: { notification: `while-down-${id}`, parameters: { id } } })))
+  t.equal((await call(`${base}/device/kill-0/command/${awaited}`, token, { method: 'PUT', body: { status: 'Done', result: { r: 1 } } })).status, 204)
+  t.equal(doorbell.connected, false, 'every write happened while the LISTEN connection was down')
+  t.ok([...commands, ...notifications].every((r) => r.status === 201))
 
-    // Writes while the LISTEN connection is down: their doorbells are lost.
-    const commands = await Promise.all(devices.map((id) => call(`${base}/device/${id}/command`, token, { method: 'POST', body: { command: `while-down-${id}` } })))
-    const notifications = await Promise.all(devices.map((id) => call(`${base}/device/${id}/notification`, token, { method: 'POST', body: { notification: `while-down-${id}`, parameters: { id } } })))
-    t.equal((await call(`${base}/device/kill-0/command/${awaited}`, token, { method: 'PUT', body: { status: 'Done', result: { r: 1 } } })).status, 204)
-    t.equal(doorbell.connected, false, 'every write happened while the LISTEN connection was down')
-    t.ok([...commands, ...notifications].every((r) => r.status === 201))
-
-    const commandAnswers = await Promise.all(commandPolls)
-    const notificationAnswers = await Promise.all(notificationPolls)
-    const updated = await updateWait
-    devices.forEach((id, i) => {
-      t.equal(commandAnswers[i]!.status, 200)
-      t.same(commandAnswers[i]!.body.map((c: { id: number, command: string }) => [c.id, c.command]), [[commands[i]!.body.id, `while-down-${id}`]], `${id}: its command`)
-      t.same(notificationAnswers[i]!.body.map((n: { id: number, notification: string, parameters: unknown }) => [n.id, n.notification, n.parameters]),
-        [[notifications[i]!.body.id, `while-down-${id}`, { id }]], `${id}: its notification`)
-    })
-    t.equal(updated.status, 200)
-    t.same([updated.body.id, updated.body.status, updated.body.result], [awaited, 'Done', { r: 1 }], 'the update wait got the update')
-    t.ok(doorbell.connected, 'reconnected')
-    t.not(doorbell.listenerPid, killed, 'on a new connection')
-    const after = await adminQuery(adminUrl, 'select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, DEFAULT_DOORBELL_APPLICATION_NAME])
-    t.same(after.rows.map((r: { pid: number }) => r.pid), [doorbell.listenerPid], 'still exactly one LISTEN connection')
-
-    // Doorbells flow again on the new connection: a poll parked now is woken by the next write.
-    const again = call(`${base}/device/kill-1/notification/poll?waitTimeout=30`, token)
-    await sleep(300)
-    const started = Date.now()
-    const later = await call(`${base}/device/kill-1/notification`, token, { method: 'POST', body: { notification: 'after-reconnect' } })
-    const woken = await again
-    t.ok(Date.now() - started < 3000, 'woken by the doorbell, not by the timeout')
-    t.same(woken.body.map((n: { id: number }) => n.id), [later.body.id])
-
-    // Re-polls by cursor: every item exactly once, in order, and nothing after the last.
-    for (const [i, id] of devices.entries()) {
-      const expected = [notifications[i]!.body.id, ...(id === 'kill-1' ? [later.body.id] : [])]
-      const all = await call(`${base}/device/${id}/notification/poll?timestamp=${encodeURIComponent(before)}&waitTimeout=0`, token)
-      t.same(all.body.map((n: { id: number }) => n.id), expected, `${id}: notifications by cursor, each once`)
-      const last = all.body[all.body.length - 1].timestamp as string
-      t.same((await call(`${base}/device/${id}/notification/poll?timestamp=${encodeURIComponent(last)}&waitTimeout=0`, token)).body, [], `${id}: nothing after the last notification`)
-      const expectedCommands = [...(id === 'kill-0' ? [awaited] : []), commands[i]!.body.id]
-      const cmds = await call(`${base}/device/${id}/command/poll?timestamp=${encodeURIComponent(before)}&waitTimeout=0`, token)
-      t.same(cmds.body.map((c: { id: number }) => c.id), expectedCommands, `${id}: commands by cursor, each once`)
-      const lastCommand = cmds.body[cmds.body.length - 1].timestamp as string
-      t.same((await call(`${base}/device/${id}/command/poll?timestamp=${encodeURIComponent(lastCommand)}&waitTimeout=0`, token)).body, [], `${id}: nothing after the last command`)
-    }
+  const commandAnswers = await Promise.all(commandPolls)
+  const notificationAnswers = await Promise.all(notificationPolls)
+  const updated = await updateWait
+  devices.forEach((id, i) => {
+    t.equal(commandAnswers[i]!.status, 200)
+    t.same(commandAnswers[i]!.body.map((c: { id: number, command: string }) => [c.id, c.command]), [[commands[i]!.body.id, `while-down-${id}`]], `${id}: its command`)
+    t.same(notificationAnswers[i]!.body.map((n: { id: number, notification: string, parameters: unknown }) => [n.id, n.notification, n.parameters]),
+      [[notifications[i]!.body.id, `while-down-${id}`, { id }]], `${id}: its notification`)
   })
-}
+  t.equal(updated.status, 200)
+  t.same([updated.body.id, updated.body.status, updated.body.result], [awaited, 'Done', { r: 1 }], 'the update wait got the update')
+  t.ok(doorbell.connected, 'reconnected')
+  t.not(doorbell.listenerPid, killed, 'on a new connection')
+  const after = await adminQuery(adminUrl, 'select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, DEFAULT_DOORBELL_APPLICATION_NAME])
+  t.same(after.rows.map((r: { pid: number }) => r.pid), [doorbell.listenerPid], 'still exactly one LISTEN connection')
+
+  // Doorbells flow again on the new connection: a poll parked now is woken by the next write.
+  const again = call(`${base}/device/kill-1/notification/poll?waitTimeout=30`, token)
+  await sleep(300)
+  const started = Date.now()
+  const later = await call(`${base}/device/kill-1/notification`, token, { method: 'POST', body: { notification: 'after-reconnect' } })
+  const woken = await again
+  t.ok(Date.now() - started < 3000, 'woken by the doorbell, not by the timeout')
+  t.same(woken.body.map((n: { id: number }) => n.id), [later.body.id])
+
+  // Re-polls by cursor: every item exactly once, in order, and nothing after the last.
+  for (const [i, id] of devices.entries()) {
+    const expected = [notifications[i]!.body.id, ...(id === 'kill-1' ? [later.body.id] : [])]
+    const all = await call(`${base}/device/${id}/notification/poll?timestamp=${encodeURIComponent(before)}&waitTimeout=0`, token)
+    t.same(all.body.map((n: { id: number }) => n.id), expected, `${id}: notifications by cursor, each once`)
+    const last = all.body[all.body.length - 1].timestamp as string
+    t.same((await call(`${base}/device/${id}/notification/poll?timestamp=${encodeURIComponent(last)}&waitTimeout=0`, token)).body, [], `${id}: nothing after the last notification`)
+    const expectedCommands = [...(id === 'kill-0' ? [awaited] : []), commands[i]!.body.id]
+    const cmds = await call(`${base}/device/${id}/command/poll?timestamp=${encodeURIComponent(before)}&waitTimeout=0`, token)
+    t.same(cmds.body.map((c: { id: number }) => c.id), expectedCommands, `${id}: commands by cursor, each once`)
+    const lastCommand = cmds.body[cmds.body.length - 1].timestamp as string
+    t.same((await call(`${base}/device/${id}/command/poll?timestamp=${encodeURIComponent(lastCommand)}&waitTimeout=0`, token)).body, [], `${id}: nothing after the last command`)
+  }
+})

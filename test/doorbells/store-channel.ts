@@ -10,8 +10,7 @@ import type { Doorbell, DoorbellEvent } from '../../lib/core/realtime/doorbell.j
 import { countingDoorbell } from '../../lib/core/operations/hub-stats.js'
 import { startServer } from '../../lib/start-server.js'
 import { call } from '../fixtures/messaging.js'
-import { createTestDatabase } from '../fixtures/pg-database.js'
-import { testPostgresUrl } from '../fixtures/store.js'
+import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
 t.test('the counting wrapper forwards the store channel only when the inner doorbell has one, and counts store rings', async (t) => {
   const counts = { command: 0, 'command-update': 0, notification: 0 }
@@ -28,24 +27,19 @@ t.test('the counting wrapper forwards the store channel only when the inner door
   t.equal(rang.length, 3, 'forwarded')
 })
 
-const adminUrl = testPostgresUrl()
-if (adminUrl === undefined) {
-  t.skip('PostgreSQL: DEVICEHUB_TEST_PG_URL not set', () => {})
-} else {
-  t.test('PostgreSQL: the hub writes through the store channel and counts every write', async (t) => {
-    const db = await createTestDatabase(t, adminUrl)
-    const server = await startServer({ db, jwtSecret: 'store-channel-secret', admin: { password: 'store-channel-pass' } })
-    t.teardown(() => server.close())
-    const { hub } = server
-    t.type(hub.doorbell.storeChannel?.(hub.store), 'string', 'the store channel reaches the services')
-    const token = (await server.adminTokens()).accessToken
-    t.equal((await call(`${server.url}/device/sc-1`, token, { method: 'PUT', body: { name: 'sc-1' } })).status, 204)
-    const before = { ...hub.stats.messagesWritten }
-    t.equal((await call(`${server.url}/device/sc-1/notification`, token, { method: 'POST', body: { notification: 'n' } })).status, 201)
-    const command = await call(`${server.url}/device/sc-1/command`, token, { method: 'POST', body: { command: 'c' } })
-    t.equal(command.status, 201)
-    t.equal((await call(`${server.url}/device/sc-1/command/${command.body.id}`, token, { method: 'PUT', body: { status: 'done' } })).status, 204)
-    const after = hub.stats.messagesWritten
-    t.same([after.notification - before.notification, after.command - before.command, after['command-update'] - before['command-update']], [1, 1, 1])
-  })
-}
+postgresTest('PostgreSQL: the hub writes through the store channel and counts every write', async (t, adminUrl) => {
+  const db = await createTestDatabase(t, adminUrl)
+  const server = await startServer({ db, jwtSecret: 'store-channel-secret', admin: { password: 'store-channel-pass' } })
+  t.teardown(() => server.close())
+  const { hub } = server
+  t.type(hub.doorbell.storeChannel?.(hub.store), 'string', 'the store channel reaches the services')
+  const token = (await server.adminTokens()).accessToken
+  t.equal((await call(`${server.url}/device/sc-1`, token, { method: 'PUT', body: { name: 'sc-1' } })).status, 204)
+  const before = { ...hub.stats.messagesWritten }
+  t.equal((await call(`${server.url}/device/sc-1/notification`, token, { method: 'POST', body: { notification: 'n' } })).status, 201)
+  const command = await call(`${server.url}/device/sc-1/command`, token, { method: 'POST', body: { command: 'c' } })
+  t.equal(command.status, 201)
+  t.equal((await call(`${server.url}/device/sc-1/command/${command.body.id}`, token, { method: 'PUT', body: { status: 'done' } })).status, 204)
+  const after = hub.stats.messagesWritten
+  t.same([after.notification - before.notification, after.command - before.command, after['command-update'] - before['command-update']], [1, 1, 1])
+})

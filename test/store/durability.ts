@@ -8,8 +8,7 @@ import t from 'tap'
 import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
 import { openStore } from '../../lib/store/open-store.js'
 import { runCli } from '../fixtures/cli.js'
-import { createTestDatabase } from '../fixtures/pg-database.js'
-import { testPostgresUrl } from '../fixtures/store.js'
+import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
 t.test('synchronous is NORMAL by default and FULL with durability full', async (t) => {
   const dir = t.testdir()
@@ -27,22 +26,17 @@ t.test('devicehub serve --durability refuses anything but normal and full', asyn
   t.match(bad.stderr(), /--durability/)
 })
 
-const pgAdminUrl = testPostgresUrl()
-if (pgAdminUrl === undefined) {
-  t.skip('PostgreSQL durability: DEVICEHUB_TEST_PG_URL not set', () => {})
-} else {
-  t.test('PostgreSQL: the server\'s synchronous_commit by default and with full; off on devicehub\'s connections with normal', async (t) => {
-    const url = await createTestDatabase(t, pgAdminUrl)
-    const serverDefault = await openStore(url)
-    const [{ setting }] = (await sql<{ setting: string }>`select current_setting('synchronous_commit') as setting`.execute(serverDefault.db)).rows as [{ setting: string }]
-    await serverDefault.close()
-    for (const [durability, expected] of [[undefined, setting], ['full', setting], ['normal', 'off']] as const) {
-      const store = await openStore(url, durability === undefined ? {} : { durability })
-      // Several connections at once, so more than one pooled connection answers.
-      const answers = await Promise.all(Array.from({ length: 4 }, async () =>
-        (await sql<{ s: string }>`select current_setting('synchronous_commit') as s, pg_sleep(0.05)`.execute(store.db)).rows[0]!.s))
-      t.same(new Set(answers), new Set([expected]), `durability ${durability ?? '(default)'}: ${expected}`)
-      await store.close()
-    }
-  })
-}
+postgresTest('PostgreSQL: the server\'s synchronous_commit by default and with full; off on devicehub\'s connections with normal', async (t, pgAdminUrl) => {
+  const url = await createTestDatabase(t, pgAdminUrl)
+  const serverDefault = await openStore(url)
+  const [{ setting }] = (await sql<{ setting: string }>`select current_setting('synchronous_commit') as setting`.execute(serverDefault.db)).rows as [{ setting: string }]
+  await serverDefault.close()
+  for (const [durability, expected] of [[undefined, setting], ['full', setting], ['normal', 'off']] as const) {
+    const store = await openStore(url, durability === undefined ? {} : { durability })
+    // Several connections at once, so more than one pooled connection answers.
+    const answers = await Promise.all(Array.from({ length: 4 }, async () =>
+      (await sql<{ s: string }>`select current_setting('synchronous_commit') as s, pg_sleep(0.05)`.execute(store.db)).rows[0]!.s))
+    t.same(new Set(answers), new Set([expected]), `durability ${durability ?? '(default)'}: ${expected}`)
+    await store.close()
+  }
+})
