@@ -13,7 +13,7 @@ import type { MetricsOptions } from './http/metrics.js'
 import type { PresenceSettings } from './core/presence/presence-service.js'
 import { createPostgresDoorbell } from './doorbells/postgres-doorbell.js'
 import type { Doorbell } from './core/realtime/doorbell.js'
-import type { Durability } from './store/dialects/sqlite.js'
+import type { Durability } from './store/durability.js'
 import { isPostgresUrl, openStore } from './store/open-store.js'
 
 export interface StartServerOptions {

@@ -88,8 +88,10 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--presence-notifications', 'send $device-online / $device-offline notifications').env('DEVICEHUB_PRESENCE_NOTIFICATIONS').default(false))
     .addOption(new Option('--no-console', 'do not serve the web console at <context>/console').env('DEVICEHUB_NO_CONSOLE'))
     .addOption(new Option('--max-take <n>', 'largest page a list returns (a larger take is capped)').env('DEVICEHUB_MAX_TAKE').default(10_000).argParser(integer(1, 1_000_000)))
-    .addOption(new Option('--durability <mode>', 'full = acknowledged writes survive a power failure (slower writes); normal = they survive a crash of devicehub')
-      .env('DEVICEHUB_DURABILITY').choices(['normal', 'full']).default(undefined, 'normal on SQLite, the server\'s setting (full) on PostgreSQL'))
+    .addOption(new Option('--durability <mode>',
+      'full = acknowledged writes survive a power failure (slower writes); normal = they survive a crash of devicehub')
+      .env('DEVICEHUB_DURABILITY').choices(['normal', 'full'])
+      .default(undefined, 'normal on SQLite, the server\'s setting (full) on PostgreSQL'))
     .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))

@@ -20,7 +20,7 @@ import { inMessageScope, nameSelected } from '../realtime/message-filter.js'
 import { namesOf, parseLimit, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
-import { createSharedReader } from '../realtime/shared-read.js'
+import { createEventLoader } from '../realtime/shared-read.js'
 import { sharedViews } from '../realtime/shared-view.js'
 import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
 import { openMessageStream } from '../realtime/message-stream.js'
@@ -208,11 +208,7 @@ function commandNotFound (id: string | number): Error {
 
 export function createCommandService (ctx: ServiceContext): CommandService {
   const { store, doorbell, clock } = ctx
-  const shared = createSharedReader<CommandRecord | undefined>()
-  // The doorbell's record when it carries one, else one read shared by every waiter of the event.
-  const load = (event: DoorbellEvent): Promise<CommandRecord | undefined> => event.record !== undefined
-    ? Promise.resolve(event.record as CommandRecord)
-    : shared.read(event, () => store.commands.findById(event.id))
+  const load = createEventLoader<CommandRecord>((id) => store.commands.findById(id))
 
   /** A poll is the first batch of a stream: the backlog after the cursor (up to `limit`), else the first live one. */
   function runPoll (principal: Principal | undefined, selector: MessageSelector, options: CommandPollOptions): Promise<CommandView[]> {
@@ -220,7 +216,8 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
     const updated = options.returnUpdatedCommands === true
-    const spec = new CommandStream(ctx, load, selector, { updated, after: options.timestamp, backlogLimit: limit, pageSize: limit }, principal)
+    const streamOptions = { updated, after: options.timestamp, backlogLimit: limit, pageSize: limit }
+    const spec = new CommandStream(ctx, load, selector, streamOptions, principal)
     // No await: a parked poll should not keep a suspended frame alive.
     return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
@@ -364,7 +361,8 @@ export function createCommandService (ctx: ServiceContext): CommandService {
         return { id: 0, clock: command === undefined ? Number.MAX_SAFE_INTEGER : command.isUpdated ? command.lastUpdated : command.stamp }
       }
       const selector: MessageSelector = { scope: principal!.scope, deviceIds: [input.deviceId] }
-      const stream = await openMessageStream(new CommandStream(ctx, load, selector, { updated: true, backlogLimit: 0, commandId: id, highWater }, principal))
+      const streamOptions = { updated: true, backlogLimit: 0, commandId: id, highWater }
+      const stream = await openMessageStream(new CommandStream(ctx, load, selector, streamOptions, principal))
       const found = command as CommandRecord | undefined
       // Unknown for this device: 204 at once (§6.8); already updated: at once.
       if (found === undefined || found.isUpdated) {

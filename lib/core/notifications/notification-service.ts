@@ -19,7 +19,7 @@ import { SYSTEM_NOTIFICATIONS, inMessageScope, nameSelected } from '../realtime/
 import { namesOf, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
-import { createSharedReader } from '../realtime/shared-read.js'
+import { createEventLoader } from '../realtime/shared-read.js'
 import { sharedViews } from '../realtime/shared-view.js'
 import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
 import { openMessageStream } from '../realtime/message-stream.js'
@@ -176,14 +176,12 @@ function notificationNotFound (): Error {
 
 export function createNotificationService (ctx: ServiceContext): NotificationService {
   const { store } = ctx
-  const shared = createSharedReader<NotificationRecord | undefined>()
-  // The doorbell's record when it carries one, else one read shared by every waiter of the event.
-  const load = (event: DoorbellEvent): Promise<NotificationRecord | undefined> => event.record !== undefined
-    ? Promise.resolve(event.record as NotificationRecord)
-    : shared.read(event, () => store.notifications.findById(event.id))
+  const load = createEventLoader<NotificationRecord>((id) => store.notifications.findById(id))
 
   /** A poll is the first batch of a stream: the backlog after the cursor (at most 100), else the first live one. */
-  function runPoll (principal: Principal | undefined, selector: MessageSelector, options: NotificationPollOptions): Promise<NotificationView[]> {
+  function runPoll (
+    principal: Principal | undefined, selector: MessageSelector, options: NotificationPollOptions
+  ): Promise<NotificationView[]> {
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
     const spec = new NotificationStream(ctx, load, selector, options.timestamp, BACKLOG_CAP, principal, BACKLOG_CAP)

@@ -11,6 +11,7 @@
  */
 import type { ServiceContext } from '../context.js'
 import type { Store } from '../ports.js'
+import type { DoorbellEvent } from '../realtime/doorbell.js'
 import type { WriteCombiner } from '../write-combiner.js'
 import { createWriteCombiner } from '../write-combiner.js'
 import type { NewNotification, NotificationRecord } from './notification-ports.js'
@@ -27,16 +28,14 @@ interface Pending {
 
 const combiners = new WeakMap<Store, WriteCombiner<Pending, NotificationRecord>>()
 
+/** The doorbell event of a stored notification, carrying the record. */
+function notificationEvent (row: NotificationRecord): DoorbellEvent {
+  const { id, deviceId, networkId, deviceTypeId } = row
+  return { kind: 'notification', id, deviceId, networkId, deviceTypeId, name: row.notification, record: row }
+}
+
 async function ring (ctx: Ctx, row: NotificationRecord, tx: Store): Promise<void> {
-  await ctx.doorbell.publish({
-    kind: 'notification',
-    id: row.id,
-    deviceId: row.deviceId,
-    networkId: row.networkId,
-    deviceTypeId: row.deviceTypeId,
-    name: row.notification,
-    record: row
-  }, tx)
+  await ctx.doorbell.publish(notificationEvent(row), tx)
 }
 
 async function writeOne (ctx: Ctx, input: NewNotification, tx: Store): Promise<NotificationRecord> {
@@ -73,7 +72,7 @@ export async function recordNotification (ctx: Ctx, input: NewNotification, tx?:
   const channel = ctx.doorbell.storeChannel?.(tx ?? ctx.store)
   if (channel !== undefined) {
     const row = await (tx ?? ctx.store).notifications.insert(input, ctx.clock.now(), { channel })
-    const event = { kind: 'notification' as const, id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId, name: row.notification }
+    const event = notificationEvent(row)
     if (tx === undefined) ctx.doorbell.storeRang?.(event)
     else tx.afterCommit(() => ctx.doorbell.storeRang?.(event))
     return row

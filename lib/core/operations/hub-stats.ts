@@ -4,7 +4,7 @@
  */
 import type { Store } from '../ports.js'
 import { shareDispatcher } from '../realtime/dispatcher.js'
-import type { Doorbell, DoorbellEventKind } from '../realtime/doorbell.js'
+import type { Doorbell, DoorbellEvent, DoorbellEventKind } from '../realtime/doorbell.js'
 
 export type MessageKind = Exclude<DoorbellEventKind, 'resync' | 'revoke' | 'plugin'>
 
@@ -57,15 +57,15 @@ export function createStatsRecorder (parkedPolls: () => number): StatsRecorder {
  * const doorbell = countingDoorbell(createMemoryDoorbell(), recorder.stats.messagesWritten)
  */
 export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, number>): Doorbell {
+  // Only message writes count; `resync`, `revoke` (rights shrank) and `plugin` (a plugin's
+  // status or filter changed) carry no message.
+  const count = (event: DoorbellEvent): void => {
+    if (event.kind !== 'resync' && event.kind !== 'revoke' && event.kind !== 'plugin') counts[event.kind]++
+  }
   const counting: Doorbell = {
     publish (event, tx?: Store) {
-      // Only message writes count; `resync`, `revoke` (rights shrank) and `plugin` (a plugin's
-      // status or filter changed) carry no message.
-      if (event.kind !== 'resync' && event.kind !== 'revoke' && event.kind !== 'plugin') {
-        const kind = event.kind
-        if (tx === undefined) counts[kind]++
-        else tx.afterCommit(() => { counts[kind]++ })
-      }
+      if (tx === undefined) count(event)
+      else tx.afterCommit(() => count(event))
       return inner.publish(event, tx)
     },
     subscribe: (listener) => inner.subscribe(listener),
@@ -76,7 +76,7 @@ export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, n
   if (inner.storeChannel !== undefined) {
     counting.storeChannel = (store) => inner.storeChannel!(store)
     counting.storeRang = (event) => {
-      if (event.kind === 'notification' || event.kind === 'command' || event.kind === 'command-update') counts[event.kind]++
+      count(event)
       inner.storeRang?.(event)
     }
   }

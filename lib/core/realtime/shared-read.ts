@@ -4,6 +4,7 @@
  * started after the write it was rung for (a later doorbell for the same row, e.g. a second
  * update of a command, gets a fresh read, never a stale one in flight).
  */
+import type { DoorbellEvent } from './doorbell.js'
 
 export interface SharedReader<V> {
   read(event: object, load: () => Promise<V>): Promise<V>
@@ -26,4 +27,21 @@ export function createSharedReader<V> (): SharedReader<V> {
       return promise
     }
   }
+}
+
+/**
+ * What a woken waiter reads for a message doorbell: the record the event carries (doorbell.ts
+ * `record`), else the row by id, one read shared by every waiter of that event.
+ *
+ * @example
+ * const load = createEventLoader<NotificationRecord>((id) => store.notifications.findById(id))
+ * const record = await load(event)
+ */
+export function createEventLoader<R> (
+  findById: (id: number) => Promise<R | undefined>
+): (event: DoorbellEvent) => Promise<R | undefined> {
+  const reader = createSharedReader<R | undefined>()
+  return (event) => event.record !== undefined
+    ? Promise.resolve(event.record as R)
+    : reader.read(event, () => findById(event.id))
 }

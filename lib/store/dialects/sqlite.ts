@@ -24,8 +24,6 @@ export const sqliteDialect: StoreDialect = {
   }
 }
 
-export type { Durability } from '../durability.js'
-
 export interface SqliteStoreOptions {
   /** Run pending migrations on open (default true). */
   migrate?: boolean

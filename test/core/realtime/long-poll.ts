@@ -11,7 +11,7 @@ import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import type { MessageStreamSpec } from '../../../lib/core/realtime/message-stream.js'
 import { openMessageStream } from '../../../lib/core/realtime/message-stream.js'
-import { createSharedReader } from '../../../lib/core/realtime/shared-read.js'
+import { createEventLoader, createSharedReader } from '../../../lib/core/realtime/shared-read.js'
 import { RESYNC_EVENT } from '../../../lib/doorbells/postgres-doorbell.js'
 
 interface Row { id: number, ts: number }
@@ -63,6 +63,16 @@ t.test('waiters woken by the same doorbell share one read', async (t) => {
   t.equal(reads, 1, 'one store read for 1000 waiters')
   t.ok(results.every((r) => r.length === 1 && r[0] === 42))
   t.equal(doorbell.size, 0)
+})
+
+t.test('the event loader uses the record an event carries, else one read shared by the event\'s waiters', async (t) => {
+  const reads: number[] = []
+  const load = createEventLoader<Row>(async (id) => { reads.push(id); return { id, ts: id } })
+  const carried = { ...event(7), record: { id: 7, notification: 'n', deviceId: 'd', networkId: 1, deviceTypeId: 1, timestamp: 7, parameters: null, stamp: 7 } }
+  t.equal(await load(carried), carried.record, 'the carried record, as is')
+  const bare = event(8)
+  t.same(await Promise.all([load(bare), load(bare)]), [{ id: 8, ts: 8 }, { id: 8, ts: 8 }])
+  t.same(reads, [8], 'no read for the carried record, one read for two waiters of the bare event')
 })
 
 t.test('a doorbell that rings during the backlog read is not lost; the first accepted item wins', async (t) => {
