@@ -39,6 +39,7 @@ import { silentLogger } from './ports.js'
 import type { Doorbell } from './realtime/doorbell.js'
 import { createWaiterRegistry } from './realtime/cancellation.js'
 import { createMemoryDoorbell } from './realtime/memory-doorbell.js'
+import { createOrderedDoorbell } from './realtime/ordered-doorbell.js'
 import type { RetentionPruner } from './realtime/retention.js'
 import { DEFAULT_RETENTION_MS, createRetentionPruner } from './realtime/retention.js'
 import type { Clock } from './time.js'
@@ -142,8 +143,13 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   let initialising: Promise<BootstrapResult> | undefined = options.deferBootstrap === true ? undefined : Promise.resolve(bootstrap)
   const waiters = createWaiterRegistry()
   const recorder = createStatsRecorder(() => waiters.size)
+  // Writes that ride the doorbell on PostgreSQL commit out of stamp order: their events are
+  // put back in order before any listener sees them (ordered-doorbell.ts).
+  const ordered = store.stampOrder !== undefined && doorbell.storeChannel?.(store) !== undefined
+    ? await createOrderedDoorbell(doorbell, store.stampOrder, { logger })
+    : doorbell
   // Services ring a counting wrapper; `hub.doorbell` stays the doorbell the caller gave.
-  const counted = countingDoorbell(doorbell, recorder.messageCounts)
+  const counted = countingDoorbell(ordered, recorder.messageCounts)
   const presence = createPresence({ store, doorbell: counted, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })
   // Histories queued before this start (a crash mid-purge, migration 0003) go now.
@@ -198,7 +204,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
         await retention.stop()
         await presence.stop()
         await purger.stop()
-        await doorbell.close()
+        await ordered.close()
         await store.close()
       })()
       return closing

@@ -59,8 +59,10 @@ export const RESYNC_EVENT: DoorbellEvent = Object.freeze({
 })
 
 /**
- * Compact wire form: ids and routing keys only. Device ids (48) and names (128) are bounded
- * by their columns, so a payload stays far below PostgreSQL's 8000-byte NOTIFY limit.
+ * Compact wire form: ids and routing keys, then the record when it fits. Device ids (48) and
+ * names (128) are bounded by their columns, so a payload stays below PostgreSQL's 8000-byte NOTIFY
+ * limit. Writes that ride the statement (pg-message-writes.ts) send ten elements: these six, the
+ * record or null, and the draw chain (`prev`, `stamp`, `nextXid`).
  */
 export function encodeDoorbellEvent (event: DoorbellEvent): string {
   const fields = [event.kind, event.id, event.deviceId, event.networkId, event.deviceTypeId, event.name]
@@ -81,8 +83,8 @@ export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined
   } catch {
     return undefined
   }
-  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 7)) return undefined
-  const [kind, id, deviceId, networkId, deviceTypeId, name, record] = value as unknown[]
+  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 7 && value.length !== 10)) return undefined
+  const [kind, id, deviceId, networkId, deviceTypeId, name, record, prev, stamp, nextXid] = value as unknown[]
   const nullableId = (v: unknown): v is number | null => v === null || Number.isSafeInteger(v)
   if (typeof kind !== 'string' || !EVENT_KINDS.has(kind) || !Number.isSafeInteger(id) || typeof deviceId !== 'string' ||
     !nullableId(networkId) || !nullableId(deviceTypeId) || typeof name !== 'string') return undefined
@@ -90,6 +92,11 @@ export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined
   // The record is written by devicehub's own statements (pg-message-writes.ts) in the record's
   // shape; one that does not name the same message is ignored (the listener reads the row).
   if (isRecordOf(event, record)) event.record = record
+  if (value.length === 10) {
+    // The draw chain of a statement-borne write (pg-message-writes.ts): required to order it.
+    if (!Number.isSafeInteger(prev) || !Number.isSafeInteger(stamp) || !Number.isSafeInteger(nextXid)) return undefined
+    event.order = { prev: prev as number, stamp: stamp as number, nextXid: nextXid as number }
+  }
   return event
 }
 

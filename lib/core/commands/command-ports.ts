@@ -47,6 +47,8 @@ export interface CommandQuery extends Page, MessageScope {
 export interface CommandBacklogQuery extends MessageSelector {
   /** Items strictly after this (the insert's `stamp`, or lastUpdated when `updated`). */
   after: number
+  /** And at or below this stamp (a doorbell's mark, where commits land out of stamp order). */
+  upTo?: number
   limit: number
   /** `returnUpdatedCommands`: updated commands by `lastUpdated` instead of inserts. */
   updated: boolean

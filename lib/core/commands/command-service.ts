@@ -163,11 +163,15 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
   }
 
   highWater (): Promise<HighWater> {
-    return this.mark !== undefined ? this.mark() : this.ctx.store.commands.highWater()
+    if (this.mark !== undefined) return this.mark()
+    const mark = this.ctx.doorbell.mark?.()
+    return mark === undefined ? this.ctx.store.commands.highWater() : Promise.resolve({ id: mark.command, clock: mark.clock })
   }
 
+  // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<CommandRecord[]> {
-    return this.ctx.store.commands.backlog({ ...this.selector, after, limit, updated: this.updated, now: this.ctx.clock.now() })
+    const upTo = this.ctx.doorbell.mark?.()?.clock
+    return this.ctx.store.commands.backlog({ ...this.selector, after, upTo, limit, updated: this.updated, now: this.ctx.clock.now() })
   }
 
   matches (c: CommandRecord): boolean {

@@ -35,6 +35,8 @@ export interface NotificationQuery extends Page, MessageScope {
 export interface NotificationBacklogQuery extends MessageSelector {
   /** Items whose `stamp` is strictly after this. */
   after: number
+  /** And at or below this stamp (a doorbell's mark, where commits land out of stamp order). */
+  upTo?: number
   limit: number
 }
 

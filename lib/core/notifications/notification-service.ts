@@ -137,11 +137,13 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
   }
 
   highWater (): Promise<HighWater> {
-    return this.ctx.store.notifications.highWater()
+    const mark = this.ctx.doorbell.mark?.()
+    return mark === undefined ? this.ctx.store.notifications.highWater() : Promise.resolve({ id: mark.notification, clock: mark.clock })
   }
 
+  // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<NotificationRecord[]> {
-    return this.ctx.store.notifications.backlog({ ...this.selector, after, limit })
+    return this.ctx.store.notifications.backlog({ ...this.selector, after, upTo: this.ctx.doorbell.mark?.()?.clock, limit })
   }
 
   matches (n: NotificationRecord): boolean {

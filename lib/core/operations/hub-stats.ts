@@ -80,6 +80,7 @@ export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, n
       inner.storeRang?.(event)
     }
   }
+  if (inner.mark !== undefined) counting.mark = () => inner.mark!()
   shareDispatcher(counting, inner)
   return counting
 }

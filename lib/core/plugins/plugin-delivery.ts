@@ -112,6 +112,13 @@ interface Activation {
  */
 export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   const { store, doorbell, logger } = ctx
+
+  /** Where the feed stands: the doorbell's mark where commits land out of order, else the store's. */
+  function feedPosition (): Promise<FeedPosition> {
+    const mark = doorbell.mark?.()
+    if (mark === undefined) return store.feed.position()
+    return Promise.resolve({ notification: mark.notification, command: mark.command, update: mark.clock })
+  }
   const channels = new Map<number, Channel>()
   /** Feed positions of activations made by this instance, by plugin id. */
   const activations = new Map<number, Activation>()
@@ -140,7 +147,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     const known = activations.get(pluginId)
     if (known !== undefined && known.subscriptionId === subscriptionId) return known.position
     // Made by another instance: the best this one can do is now.
-    const position = store.feed.position()
+    const position = feedPosition()
     activations.set(pluginId, { subscriptionId, position })
     return position
   }
@@ -286,7 +293,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       const start = this.position
       // Where the feed stands: a kind read to its end moves past the rows that did not match,
       // so a plugin whose filter rarely matches does not read the same rows again and again.
-      const mark = await store.feed.position()
+      const mark = await feedPosition()
       const [notifications, commands, updates] = await Promise.all([
         // Bounded by the mark: the three reads are not one snapshot, and what commits during them waits for the next pass.
         filter.kinds.has('notification') ? store.feed.notifications({ selector, after: start.notification, upTo: mark.notification, limit: PAGE }) : [],
@@ -344,7 +351,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         consumer = joined
       } else {
         const plugin = await store.plugins.findById(channel.pluginId)
-        const position = options.after ?? await store.feed.position()
+        const position = options.after ?? await feedPosition()
         const activation = plugin?.status === PluginStatus.ACTIVE ? plugin.subscriptionId ?? 0 : null
         // The group may have been formed while this one read.
         const raced = options.group === undefined ? undefined : channel.groups.get(options.group)
@@ -409,7 +416,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       if (activating) {
         write.subscriptionId = randomInt(1, 2 ** 48)
         // Taken before the change commits: every event after the activation follows.
-        const position = store.feed.position()
+        const position = feedPosition()
         position.catch(() => undefined)
         activations.set(plugin.id, { subscriptionId: write.subscriptionId, position })
         await position

@@ -38,6 +38,35 @@ export interface DoorbellEvent {
    * when it fits the payload. Listeners use it instead of reading the row by `id`.
    */
   record?: NotificationRecord | CommandRecord
+  /**
+   * Where the write stands in the stamp draw (PostgreSQL writes that ride the statement, whose
+   * commits may land out of stamp order): see ordered-doorbell.ts, which puts such events back in
+   * stamp order before any listener sees them.
+   */
+  order?: DrawLink
+}
+
+/**
+ * One link of the stamp draw chain: the stamp drawn just before this item's (`prev`), the item's
+ * own stamp (`stamp`: its insert stamp, or `lastUpdated` for an update), and `nextXid`, the next
+ * transaction id the database was to assign after the draw. Once no transaction below `nextXid`
+ * is running, every earlier stamp is committed or never will be.
+ */
+export interface DrawLink {
+  prev: number
+  stamp: number
+  nextXid: number
+}
+
+/**
+ * Everything at or below it is committed (or never will be), and every later item will reach
+ * the doorbell's listeners after this was read: `clock` is a stamp, `notification` and
+ * `command` the largest ids.
+ */
+export interface MessageMark {
+  clock: number
+  notification: number
+  command: number
 }
 
 export type DoorbellListener = (event: DoorbellEvent) => void
@@ -70,5 +99,11 @@ export interface Doorbell {
    * it every write falls back to a transaction of several round trips.
    */
   storeRang?(event: DoorbellEvent): void
+  /**
+   * Where a reader stands when it registers now: items at or below the mark are in the store,
+   * later ones come through this doorbell (ordered-doorbell.ts). Absent or undefined: read the
+   * store's high-water mark instead (its writes commit in stamp order).
+   */
+  mark?(): MessageMark | undefined
   close(): Promise<void>
 }

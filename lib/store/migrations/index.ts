@@ -9,9 +9,11 @@ import { messageClockMigration } from './0002-message-clock.js'
 import { securityMigration } from './0003-security.js'
 import { messageStampsMigration } from './0004-message-stamps.js'
 import { presenceMigration } from './0005-presence.js'
+import { stampDrawMigration } from './0006-stamp-draw.js'
 
-/** What a migration may vary by dialect: only how an identity primary key is declared. */
+/** What a migration may vary by dialect: how an identity primary key is declared, and PostgreSQL-only steps. */
 export interface MigrationDialect {
+  kind: 'sqlite' | 'postgres'
   identity: {
     type: ColumnDataType
     build: (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder
@@ -19,10 +21,12 @@ export interface MigrationDialect {
 }
 
 export const sqliteMigrationDialect: MigrationDialect = {
+  kind: 'sqlite',
   identity: { type: 'integer', build: (c) => c.primaryKey().autoIncrement() }
 }
 
 export const postgresMigrationDialect: MigrationDialect = {
+  kind: 'postgres',
   identity: { type: 'bigint', build: (c) => c.primaryKey().generatedByDefaultAsIdentity() }
 }
 
@@ -34,7 +38,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0002-message-clock': messageClockMigration(),
         '0003-security': securityMigration(dialect),
         '0004-message-stamps': messageStampsMigration(),
-        '0005-presence': presenceMigration()
+        '0005-presence': presenceMigration(),
+        '0006-stamp-draw': stampDrawMigration(dialect)
       }
     }
   }

@@ -157,6 +157,7 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
       let query = messaging(db).selectFrom('commands').selectAll()
         .where(selectorWhere(q, 'command'))
         .where(column, '>', q.after)
+        .$if(q.upTo !== undefined, (query) => query.where(column, '<=', q.upTo!))
       if (q.updated) query = query.where('is_updated', '=', encodeBool(true))
       else {
         // R7: an expired, never-updated command is not handed out.

@@ -129,6 +129,7 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
       const rows = await messaging(db).selectFrom('notifications').selectAll()
         .where(selectorWhere(q, 'notification'))
         .where('clock_ts', '>', q.after)
+        .$if(q.upTo !== undefined, (query) => query.where('clock_ts', '<=', q.upTo!))
         .orderBy('clock_ts', 'asc').orderBy('id', 'asc')
         .limit(q.limit)
         .execute()

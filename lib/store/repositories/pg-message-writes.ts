@@ -1,8 +1,8 @@
 /**
  * Command and notification writes on PostgreSQL as ONE statement each, for a whole batch: the
- * message clock step, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's
- * doorbell event. Sent outside a transaction it commits by itself: one round trip, and the
- * clock's row lock is held only for that statement and its commit. Input travels as arrays
+ * stamp draw, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's doorbell
+ * event. Sent outside a transaction it commits by itself: one round trip, and no lock is held
+ * until commit (migration 0006). Input travels as arrays
  * (`unnest ... with ordinality`), so the statement text is the same for every batch size and
  * rows keep the order given (ids and stamps follow it).
  *
@@ -23,19 +23,34 @@ import type { CommandRow } from './commands.js'
 import { toNotificationRecord } from './notifications.js'
 import type { NotificationRow } from './notifications.js'
 
-/** `count` stamps from the clock: base+1 .. base+count, none before `now`. */
-function clockStep (count: number, now: number): RawBuilder<unknown> {
-  return sql`update message_clock set last_ts = greatest(last_ts + ${count}::bigint, ${now}::bigint + ${count - 1}::bigint)
-    where id = 1 returning last_ts - ${count}::bigint as base`
+/**
+ * `count` stamps (and ids, for inserts) from `devicehub_draw()` (migration 0006): prev, first_stamp,
+ * first_id, next_xid. With a ring the write is not ordered by any lock held until commit: the
+ * doorbell's events carry the draw chain and an ordering doorbell puts them back in stamp order.
+ * Without a ring (a doorbell that does not ride the statement: one instance) the draw takes the
+ * clock row's lock first, so those writes commit in stamp order.
+ */
+function draw (kind: 'notification' | 'command' | 'update', count: RawBuilder<unknown> | number, now: number, ring: StoreRing | undefined): RawBuilder<unknown> {
+  return sql`select * from devicehub_draw(${kind}::text, (${count})::integer, ${now}::bigint, ${ring === undefined}::boolean)`
 }
 
-function notifyColumn (ring: StoreRing | undefined, kind: string, nameColumn: string, record: RawBuilder<unknown>): RawBuilder<unknown> {
+/**
+ * The event of postgres-doorbell.ts for every written row, with the record as written when it fits
+ * the payload (NOTIFY refuses 8,000 bytes; a listener without it reads the row), and the draw chain
+ * (the stamp drawn just before this row's, this row's stamp, the draw's next transaction id).
+ * `w` must hold `chain_prev` (the previous row's stamp in the statement, null for the first).
+ */
+function notifyColumn (ring: StoreRing | undefined, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string): RawBuilder<unknown> {
   if (ring === undefined) return sql``
-  // The event of postgres-doorbell.ts, with the record as written when it fits the payload
-  // (NOTIFY refuses 8,000 bytes), so that listeners need not read the row again.
   const head = sql`${kind}::text, w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)}`
-  return sql`, pg_notify(${ring.channel}, case when octet_length(${record}::text) <= 7000
-    then json_build_array(${head}, ${record}) else json_build_array(${head}) end::text) as rung`
+  const fitting = sql`case when octet_length(${record}::text) <= 7000 then ${record} end`
+  const chain = sql`coalesce(w.chain_prev, d.prev), ${sql.ref(`w.${stamp}`)}, d.next_xid`
+  return sql`, pg_notify(${ring.channel}, json_build_array(${head}, ${fitting}, ${chain})::text) as rung`
+}
+
+/** The written rows with the stamp of the row before each (the chain inside one statement). */
+function chained (stamp: string): RawBuilder<unknown> {
+  return sql`(select w.*, lag(${sql.ref(`w.${stamp}`)}) over (order by ${sql.ref(`w.${stamp}`)}) as chain_prev from w) as w cross join d`
 }
 
 /** A notification row as the core's NotificationRecord, in JSON (the doorbell's `record`). */
@@ -60,16 +75,16 @@ export async function pgInsertNotifications (db: Kysely<Database>, list: readonl
         ${list.map((n) => n.networkId)}::bigint[], ${list.map((n) => n.deviceTypeId)}::bigint[],
         ${list.map((n) => encodeJson(n.parameters))}::text[], ${list.map((n) => n.timestamp ?? null)}::bigint[])
         with ordinality as i(notification, device_id, network_id, device_type_id, parameters, client_ts, ord)
-    ), clock as (${clockStep(list.length, now)}),
+    ), d as (${draw('notification', list.length, now, ring)}),
     w as (
-      insert into notifications (notification, device_id, network_id, device_type_id, parameters, timestamp, clock_ts, stored_at, device_key)
-      select i.notification, i.device_id, i.network_id, i.device_type_id, i.parameters,
-        coalesce(i.client_ts, c.base + i.ord), c.base + i.ord, ${now}::bigint,
-        (select d.id from devices d where d.device_id = i.device_id)
-      from input i cross join clock c order by i.ord
+      insert into notifications (id, notification, device_id, network_id, device_type_id, parameters, timestamp, clock_ts, stored_at, device_key)
+      select d.first_id + i.ord - 1, i.notification, i.device_id, i.network_id, i.device_type_id, i.parameters,
+        coalesce(i.client_ts, d.first_stamp + i.ord - 1), d.first_stamp + i.ord - 1, ${now}::bigint,
+        (select v.id from devices v where v.device_id = i.device_id)
+      from input i cross join d order by i.ord
       returning *
     )
-    select w.*${notifyColumn(ring, 'notification', 'notification', NOTIFICATION_RECORD)} from w order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')} from ${chained('clock_ts')} order by w.id`.execute(db)
   return result.rows.map(toNotificationRecord)
 }
 
@@ -85,17 +100,17 @@ export async function pgInsertCommands (db: Kysely<Database>, list: readonly New
         ${list.map((c) => encodeJson(c.parameters))}::text[], ${list.map((c) => c.lifetime)}::integer[],
         ${list.map((c) => c.status)}::text[], ${list.map((c) => encodeJson(c.result))}::text[], ${list.map((c) => c.timestamp ?? null)}::bigint[])
         with ordinality as i(command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result, client_ts, ord)
-    ), clock as (${clockStep(list.length, now)}),
+    ), d as (${draw('command', list.length, now, ring)}),
     w as (
-      insert into commands (command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result,
+      insert into commands (id, command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result,
         timestamp, last_updated, is_updated, clock_ts, stored_at, device_key)
-      select i.command, i.device_id, i.network_id, i.device_type_id, i.user_id, i.parameters, i.lifetime, i.status, i.result,
-        coalesce(i.client_ts, c.base + i.ord), coalesce(i.client_ts, c.base + i.ord), 0, c.base + i.ord, ${now}::bigint,
-        (select d.id from devices d where d.device_id = i.device_id)
-      from input i cross join clock c order by i.ord
+      select d.first_id + i.ord - 1, i.command, i.device_id, i.network_id, i.device_type_id, i.user_id, i.parameters, i.lifetime,
+        i.status, i.result, coalesce(i.client_ts, d.first_stamp + i.ord - 1), coalesce(i.client_ts, d.first_stamp + i.ord - 1), 0,
+        d.first_stamp + i.ord - 1, ${now}::bigint, (select v.id from devices v where v.device_id = i.device_id)
+      from input i cross join d order by i.ord
       returning *
     )
-    select w.*${notifyColumn(ring, 'command', 'command', COMMAND_RECORD)} from w order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'command', 'command', COMMAND_RECORD, 'clock_ts')} from ${chained('clock_ts')} order by w.id`.execute(db)
   return result.rows.map(toCommandRecord)
 }
 
@@ -119,18 +134,22 @@ export async function pgUpdateCommands (db: Kysely<Database>, list: readonly Com
         ${list.map((u) => u.patch.status ?? null)}::text[], ${list.map((u) => u.patch.status !== undefined)}::boolean[],
         ${list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result))}::text[], ${list.map((u) => u.patch.result !== undefined)}::boolean[])
         with ordinality as u(device_id, id, status, set_status, result, set_result, ord)
-    ), clock as (${clockStep(list.length, now)}),
+    ),
+    -- Stamps only for the commands that exist: a missing one must not leave a hole in the draw chain.
+    m as (
+      select u.*, row_number() over (order by u.ord) as k from input u join commands c on c.id = u.id and c.device_id = u.device_id
+        and c.device_key = (select v.id from devices v where v.device_id = u.device_id)
+    ), d as (${draw('update', sql`select count(*) from m`, now, ring)}),
     w as (
       update commands as c set
-        status = case when u.set_status then u.status else c.status end,
-        result = case when u.set_result then u.result else c.result end,
-        last_updated = k.base + u.ord, is_updated = 1, stored_at = ${now}::bigint
-      from input u cross join clock k
-      where c.id = u.id and c.device_id = u.device_id
-        and c.device_key = (select d.id from devices d where d.device_id = u.device_id)
-      returning c.*, u.ord
+        status = case when m.set_status then m.status else c.status end,
+        result = case when m.set_result then m.result else c.result end,
+        last_updated = d.first_stamp + m.k - 1, is_updated = 1, stored_at = ${now}::bigint
+      from m cross join d
+      where c.id = m.id and c.device_id = m.device_id
+      returning c.*, m.ord
     )
-    select w.*${notifyColumn(ring, 'command-update', 'command', COMMAND_RECORD)} from w order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'command-update', 'command', COMMAND_RECORD, 'last_updated')} from ${chained('last_updated')} order by w.id`.execute(db)
   const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
 }

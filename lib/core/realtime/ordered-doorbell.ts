@@ -1,0 +1,209 @@
+/**
+ * Puts doorbell events back in stamp order, for stores whose writes commit out of it.
+ *
+ * On PostgreSQL no lock is held until commit (migration 0006): writers draw stamps and ids under
+ * a short mutex, so stamps follow draw order while commits, and the NOTIFYs they send, land in
+ * any order. A reader that saw stamp 7 before stamp 6 committed would move its cursor past 6 and
+ * lose it. Every such event carries its link in the draw chain (`DrawLink`: the stamp drawn just
+ * before it, its own stamp, the next transaction id after its draw), and this wrapper releases
+ * an event only once the event of the stamp before it was released: listeners see stamps in
+ * draw order, as they did when commits followed it.
+ *
+ * `mark()` is the last stamp released (and the largest ids): every item at or below it is
+ * committed, every later one will be released after the mark was read. Readers register, take
+ * the mark, read the store up to it and take the rest live; no read of the store's high-water
+ * mark is needed.
+ *
+ * A link can go missing: a statement that drew and then failed, or a NOTIFY lost with the LISTEN
+ * connection. When the head of the queue has waited `settleCheckMs`, the store is asked whether
+ * every transaction that drew before it has ended (`StampOrder.settled`); if so the wrapper
+ * resynchronises: it reads the draw's position, waits until everything drawn up to it has
+ * settled, moves the mark there, drops queued events at or below it, and tells every listener
+ * to read again (`resync`). The same happens at start and when the inner doorbell resyncs.
+ *
+ * A transaction that keeps a transaction id for long (anywhere in the database cluster) holds
+ * back only that check, never an event whose chain is complete.
+ */
+import type { Logger, StampOrder, Store } from '../ports.js'
+import { silentLogger } from '../ports.js'
+import type { Doorbell, DoorbellEvent, MessageMark } from './doorbell.js'
+import { shareDispatcher } from './dispatcher.js'
+import { createListenerSet } from './listener-set.js'
+
+export interface OrderedDoorbellOptions {
+  /** How long the head of the queue waits before the store is asked whether its gap is settled (default 20 ms). */
+  settleCheckMs?: number
+  logger?: Logger
+}
+
+/** A doorbell that releases chained events in stamp order and knows the reader's mark. */
+export interface OrderedDoorbell extends Doorbell {
+  mark(): MessageMark
+  /** Events waiting for an earlier link (monitoring and tests). */
+  readonly waiting: number
+}
+
+/**
+ * Resolves once the first mark is known.
+ *
+ * @example
+ * const doorbell = await createOrderedDoorbell(await createPostgresDoorbell(url), store.stampOrder!)
+ * const { clock } = doorbell.mark()
+ */
+export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder, options: OrderedDoorbellOptions = {}): Promise<OrderedDoorbell> {
+  const logger = options.logger ?? silentLogger
+  const settleCheckMs = options.settleCheckMs ?? 20
+  const listeners = createListenerSet((error) => { logger.error({ err: error }, 'doorbell listener failed') })
+  /** Chained events waiting for their predecessor, by the stamp drawn before theirs. */
+  const waiting = new Map<number, DoorbellEvent>()
+  let mark: MessageMark | undefined
+  let syncing: Promise<void> | undefined
+  let syncAgain = false
+  let checkTimer: NodeJS.Timeout | undefined
+  let closed = false
+
+  const release = (event: DoorbellEvent): void => {
+    const current = mark!
+    current.clock = event.order!.stamp
+    if (event.kind === 'notification' && event.id > current.notification) current.notification = event.id
+    if (event.kind === 'command' && event.id > current.command) current.command = event.id
+    listeners.deliver(event)
+  }
+
+  /** Releases every queued event whose predecessor is released. */
+  const drain = (): void => {
+    if (mark === undefined || syncing !== undefined) return
+    for (let next = waiting.get(mark.clock); next !== undefined; next = waiting.get(mark.clock)) {
+      waiting.delete(mark.clock)
+      release(next)
+    }
+    if (waiting.size > 0) scheduleCheck()
+    else if (checkTimer !== undefined) {
+      clearTimeout(checkTimer)
+      checkTimer = undefined
+    }
+  }
+
+  const scheduleCheck = (): void => {
+    if (checkTimer !== undefined || closed) return
+    const head = mark!.clock
+    checkTimer = setTimeout(() => {
+      checkTimer = undefined
+      void checkGap(head)
+    }, settleCheckMs)
+    checkTimer.unref()
+  }
+
+  /** The head has not moved since `head`: resynchronise if everything drawn before the queue has settled. */
+  const checkGap = async (head: number): Promise<void> => {
+    if (closed || syncing !== undefined || mark === undefined || waiting.size === 0) return
+    if (mark.clock !== head) return drain()
+    let first: DoorbellEvent | undefined
+    for (const event of waiting.values()) {
+      if (first === undefined || event.order!.stamp < first.order!.stamp) first = event
+    }
+    try {
+      if (await order.settled(first!.order!.nextXid)) {
+        if (mark.clock === head && waiting.size > 0) {
+          logger.warn({ mark: head, waiting: waiting.size }, 'doorbell chain has a gap (a failed write or a lost notification); resynchronising')
+          await resynchronise()
+          return
+        }
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'doorbell could not check its chain')
+    }
+    drain()
+  }
+
+  /** Moves the mark to the draw's settled position and tells every listener to read again. */
+  const resynchronise = async (): Promise<void> => {
+    if (syncing !== undefined) {
+      syncAgain = true
+      return syncing
+    }
+    syncing = (async () => {
+      let delay = 2
+      let horizon = await order.horizon()
+      const since = Date.now()
+      while (!closed && !(await order.settled(horizon.nextXid))) {
+        if (Date.now() - since > 5_000 && delay < 200) logger.warn({ nextXid: horizon.nextXid }, 'doorbell waits for a long transaction to end')
+        await new Promise((resolve) => setTimeout(resolve, delay))
+        delay = Math.min(delay * 2, 200)
+        if (syncAgain) {
+          syncAgain = false
+          horizon = await order.horizon()
+        }
+      }
+      const previous = mark
+      mark = {
+        clock: Math.max(horizon.stamp, previous?.clock ?? 0),
+        notification: Math.max(horizon.notification, previous?.notification ?? 0),
+        command: Math.max(horizon.command, previous?.command ?? 0)
+      }
+      for (const [prev, event] of waiting) {
+        if (event.order!.stamp <= mark.clock) waiting.delete(prev)
+      }
+    })()
+    try {
+      await syncing
+    } finally {
+      syncing = undefined
+      syncAgain = false
+    }
+    // A fresh object per resync: streams share their re-reads by event.
+    listeners.deliver({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+    drain()
+  }
+
+  const onEvent = (event: DoorbellEvent): void => {
+    if (closed) return
+    if (event.kind === 'resync') {
+      resynchronise().catch((error: unknown) => {
+        logger.error({ err: error }, 'doorbell could not resynchronise')
+        listeners.deliver(event)
+      })
+      return
+    }
+    const link = event.order
+    if (link === undefined) {
+      listeners.deliver(event)
+      return
+    }
+    if (mark !== undefined && link.stamp <= mark.clock) return
+    waiting.set(link.prev, event)
+    drain()
+  }
+
+  const unsubscribe = inner.subscribe(onEvent)
+  try {
+    await resynchronise()
+  } catch (error) {
+    unsubscribe()
+    throw error
+  }
+
+  const doorbell: OrderedDoorbell = {
+    get waiting () {
+      return waiting.size
+    },
+    mark () {
+      return { ...mark! }
+    },
+    publish: (event: DoorbellEvent, tx?: Store) => inner.publish(event, tx),
+    subscribe: (listener) => listeners.add(listener),
+    async close () {
+      closed = true
+      if (checkTimer !== undefined) clearTimeout(checkTimer)
+      unsubscribe()
+      listeners.clear()
+      waiting.clear()
+      await inner.close()
+    }
+  }
+  if (inner.storeChannel !== undefined) doorbell.storeChannel = (store) => inner.storeChannel!(store)
+  if (inner.storeRang !== undefined) doorbell.storeRang = (event) => inner.storeRang!(event)
+  // `dispatcherFor(inner)` (hub.doorbell) must see the registrations made through this wrapper.
+  shareDispatcher(inner, doorbell)
+  return doorbell
+}

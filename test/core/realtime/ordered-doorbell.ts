@@ -1,0 +1,105 @@
+/**
+ * The ordering doorbell over the memory doorbell and a stamp draw the test moves by hand: chained
+ * events reach listeners in stamp order, a gap that has settled turns into one resync, and the
+ * mark never passes an event not yet released. The real PostgreSQL path is in
+ * test/doorbells/out-of-order-commits.ts.
+ */
+import t from 'tap'
+import type { Test } from 'tap'
+import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import { createOrderedDoorbell } from '../../../lib/core/realtime/ordered-doorbell.js'
+import type { DrawHorizon, StampOrder } from '../../../lib/core/ports.js'
+import { eventually, sleep } from '../../fixtures/messaging.js'
+
+/** A draw position the test sets, and a switch for "everything drawn so far has settled". */
+function handDraw (horizon: DrawHorizon): StampOrder & { horizon: () => Promise<DrawHorizon>, at: DrawHorizon, settledNow: boolean, checks: number } {
+  const draw = {
+    at: horizon,
+    settledNow: true,
+    checks: 0,
+    async horizon () {
+      return { ...draw.at }
+    },
+    async settled () {
+      draw.checks++
+      return draw.settledNow
+    }
+  }
+  return draw
+}
+
+const chained = (kind: 'notification' | 'command' | 'command-update', id: number, prev: number, stamp: number): DoorbellEvent =>
+  ({ kind, id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n', order: { prev, stamp, nextXid: 100 } })
+
+async function setup (t: Test, settleCheckMs = 20) {
+  const inner = createMemoryDoorbell()
+  const draw = handDraw({ stamp: 10, notification: 3, command: 4, nextXid: 50 })
+  const doorbell = await createOrderedDoorbell(inner, draw, { settleCheckMs })
+  t.teardown(() => doorbell.close())
+  const seen: DoorbellEvent[] = []
+  doorbell.subscribe((event) => { seen.push(event) })
+  return { inner, draw, doorbell, seen }
+}
+
+t.test('chained events reach listeners in stamp order; the mark follows what was released', async (t) => {
+  const { inner, doorbell, seen } = await setup(t)
+  t.same(doorbell.mark(), { clock: 10, notification: 3, command: 4 }, 'the first mark is the draw position')
+  await inner.publish(chained('notification', 6, 12, 13))
+  await inner.publish(chained('command', 5, 11, 12))
+  t.same(seen, [], 'nothing before stamp 11 is known')
+  t.equal(doorbell.waiting, 2)
+  t.same(doorbell.mark(), { clock: 10, notification: 3, command: 4 }, 'the mark waits too')
+  await inner.publish(chained('notification', 5, 10, 11))
+  t.same(seen.map((e) => e.order?.stamp), [11, 12, 13], 'released in stamp order')
+  t.same(doorbell.mark(), { clock: 13, notification: 6, command: 5 })
+  t.equal(doorbell.waiting, 0)
+  await inner.publish(chained('notification', 4, 9, 10))
+  t.equal(seen.length, 3, 'an event at or below the mark is dropped')
+})
+
+t.test('events without a chain link pass at once', async (t) => {
+  const { inner, seen } = await setup(t)
+  await inner.publish(chained('notification', 6, 12, 13))
+  await inner.publish({ kind: 'plugin', id: 1, deviceId: '', networkId: null, deviceTypeId: null, name: 'topic' })
+  t.same(seen.map((e) => e.kind), ['plugin'])
+})
+
+t.test('a gap that has settled becomes one resync; the mark moves to the draw position', async (t) => {
+  const { inner, draw, doorbell, seen } = await setup(t)
+  draw.settledNow = false
+  // Stamp 11 was drawn by a statement that failed: nothing will ever name 11 as its own.
+  await inner.publish(chained('notification', 5, 11, 12))
+  await sleep(80)
+  t.same(seen, [], 'an unsettled gap waits')
+  t.ok(draw.checks >= 2, 'and is checked again')
+  draw.at = { stamp: 12, notification: 5, command: 4, nextXid: 60 }
+  draw.settledNow = true
+  await eventually(() => seen.length === 1)
+  t.equal(seen[0]!.kind, 'resync', 'listeners read again instead')
+  t.same(doorbell.mark(), { clock: 12, notification: 5, command: 4 })
+  t.equal(doorbell.waiting, 0, 'the queued event is covered by the re-read')
+  await inner.publish(chained('command', 5, 12, 13))
+  t.same(seen.map((e) => e.kind), ['resync', 'command'], 'the chain goes on from the new mark')
+})
+
+t.test('a resync of the inner doorbell resynchronises before it reaches listeners', async (t) => {
+  const { inner, draw, doorbell, seen } = await setup(t)
+  draw.at = { stamp: 30, notification: 9, command: 9, nextXid: 70 }
+  await inner.publish(chained('notification', 8, 30, 31))
+  await inner.publish({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await eventually(() => seen.length === 2)
+  t.same(seen.map((e) => e.kind), ['resync', 'notification'], 'the re-read first, then what follows the new mark')
+  t.same(doorbell.mark(), { clock: 31, notification: 9, command: 9 })
+})
+
+t.test('the wrapper forwards publish and closes the inner doorbell', async (t) => {
+  const inner = createMemoryDoorbell()
+  const doorbell = await createOrderedDoorbell(inner, handDraw({ stamp: 1, notification: 0, command: 0, nextXid: 1 }))
+  const seen: string[] = []
+  doorbell.subscribe((event) => { seen.push(event.kind) })
+  await doorbell.publish({ kind: 'revoke', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  t.same(seen, ['revoke'])
+  await doorbell.close()
+  t.equal(inner.size, 0, 'no listener left on the inner doorbell')
+})

@@ -1,0 +1,82 @@
+/**
+ * No lock is held until commit on PostgreSQL (migration 0006): a write that drew stamp 1 may commit
+ * after one that drew stamp 2. A cursor reader must still get 1 before 2, and a write that drew and
+ * failed (a hole in the draw) must not hold anybody back for good.
+ */
+import type { StoreRing } from '../../lib/core/commands/command-ports.js'
+import { DEFAULT_HUB_CHANNEL } from '../../lib/doorbells/postgres-doorbell.js'
+import { startServer } from '../../lib/start-server.js'
+import { call, sleep } from '../fixtures/messaging.js'
+import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
+
+const RING: StoreRing = { channel: DEFAULT_HUB_CHANNEL }
+
+postgresTest('a write committed out of stamp order reaches cursor readers in stamp order', async (t, adminUrl) => {
+  const db = await createTestDatabase(t, adminUrl)
+  const server = await startServer({ db, jwtSecret: 'order-test-secret', admin: { password: 'order-test-password' } })
+  t.teardown(() => server.close())
+  const { accessToken: token } = await server.adminTokens()
+  const base = server.url
+  t.equal((await call(`${base}/device/ooo-1`, token, { method: 'PUT', body: { name: 'ooo-1', networkId: 1 } })).status, 204)
+  const first = await call(`${base}/device/ooo-1/notification`, token, { method: 'POST', body: { notification: 'before' } })
+  let cursor = first.body.timestamp as string
+
+  // A transaction draws stamp s1 and stays open; a plain write then draws s2 > s1 and commits.
+  let commitSlow!: () => void
+  const held = new Promise<void>((resolve) => { commitSlow = resolve })
+  let slowId = 0
+  const slow = server.hub.store.transaction(async (tx) => {
+    slowId = (await tx.notifications.insert({ notification: 'slow', deviceId: 'ooo-1', networkId: 1, deviceTypeId: null, parameters: null }, Date.now(), RING)).id
+    await held
+  })
+  while (slowId === 0) await sleep(5)
+  const fast = await call(`${base}/device/ooo-1/notification`, token, { method: 'POST', body: { notification: 'fast' } })
+  t.equal(fast.status, 201)
+  t.ok(fast.body.id > slowId, 'the committed write drew after the open one')
+  const query = await call(`${base}/device/ooo-1/notification?sortField=timestamp&sortOrder=ASC`, token)
+  t.same(query.body.map((n: { notification: string }) => n.notification).filter((name: string) => !name.startsWith('$')), ['before', 'fast'],
+    'a plain query already sees the committed write')
+
+  const early = await call(`${base}/device/ooo-1/notification/poll?timestamp=${cursor}&waitTimeout=0`, token)
+  t.same(early.body, [], 'a poll does not hand out stamp 2 while stamp 1 may still commit')
+  const parked = call(`${base}/device/ooo-1/notification/poll?timestamp=${cursor}&waitTimeout=10`, token)
+  await sleep(100)
+  commitSlow()
+  await slow
+  // Re-poll by the last cursor received, as a DeviceHive client does, until both have come.
+  const received: string[] = []
+  let answer = await parked
+  for (let polls = 0; polls < 5 && received.length < 2; polls++) {
+    if (polls > 0) answer = await call(`${base}/device/ooo-1/notification/poll?timestamp=${cursor}&waitTimeout=1`, token)
+    for (const n of answer.body as Array<{ notification: string, timestamp: string }>) received.push(n.notification)
+    if (answer.body.length > 0) cursorAt(answer.body[answer.body.length - 1].timestamp)
+  }
+  t.same(received, ['slow', 'fast'], 'stamp 1, then stamp 2, each once')
+
+  function cursorAt (timestamp: string): void {
+    cursor = timestamp
+  }
+})
+
+postgresTest('a write that drew and failed leaves a hole that resolves into a re-read', async (t, adminUrl) => {
+  const db = await createTestDatabase(t, adminUrl)
+  const server = await startServer({ db, jwtSecret: 'hole-test-secret', admin: { password: 'hole-test-password' } })
+  t.teardown(() => server.close())
+  const { accessToken: token } = await server.adminTokens()
+  const base = server.url
+  t.equal((await call(`${base}/device/hole-1`, token, { method: 'PUT', body: { name: 'hole-1', networkId: 1 } })).status, 204)
+  const first = await call(`${base}/device/hole-1/notification`, token, { method: 'POST', body: { notification: 'before' } })
+  const parked = call(`${base}/device/hole-1/notification/poll?timestamp=${first.body.timestamp}&waitTimeout=10`, token)
+  await sleep(100)
+
+  // Draws its stamp, then fails (a device id longer than the column): the stamp is never written.
+  await t.rejects(server.hub.store.transaction(async (tx) => {
+    await tx.notifications.insert({ notification: 'never', deviceId: 'x'.repeat(60), networkId: 1, deviceTypeId: null, parameters: null }, Date.now(), RING)
+  }))
+  const started = Date.now()
+  const after = await call(`${base}/device/hole-1/notification`, token, { method: 'POST', body: { notification: 'after' } })
+  t.equal(after.status, 201)
+  const woken = await parked
+  t.same(woken.body.map((n: { notification: string }) => n.notification), ['after'], 'the item after the hole arrives')
+  t.ok(Date.now() - started < 5000, `within seconds (${Date.now() - started} ms)`)
+})
