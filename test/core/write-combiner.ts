@@ -1,4 +1,4 @@
-/** Group commit: batching per event-loop turn, maxBatch, one batch in flight, canJoin, item-by-item retry. */
+/** Group commit: batching per event-loop turn, maxBatch, batches in flight (one, or `concurrency`), canJoin, item-by-item retry. */
 import t from 'tap'
 import { createWriteCombiner } from '../../lib/core/write-combiner.js'
 import type { WriteCombinerOptions } from '../../lib/core/write-combiner.js'
@@ -128,4 +128,35 @@ t.test('a run that throws instead of rejecting, or a throwing canJoin, never lea
   await t.rejects(Promise.all(calls), { message: 'canJoin bug' }, 'queued calls fail instead of hanging')
   await Promise.allSettled(calls)
   t.equal(await picky.write(1), 1, 'and later writes work')
+})
+
+t.test('concurrency: up to N batches in flight; calls beyond wait and go out together', async (t) => {
+  const releases: Array<() => void> = []
+  let inFlight = 0
+  let most = 0
+  const batches: number[][] = []
+  const combiner = createWriteCombiner(async (items: number[]) => {
+    batches.push([...items])
+    inFlight++
+    most = Math.max(most, inFlight)
+    await new Promise<void>((resolve) => releases.push(resolve))
+    inFlight--
+    return items.map((n) => n * 10)
+  }, { maxBatch: 10, concurrency: 2 })
+  const first = combiner.write(1)
+  await turn()
+  const second = combiner.write(2)
+  await turn()
+  t.same(batches, [[1], [2]], 'a second batch starts while the first is in flight')
+  const rest = [3, 4, 5].map(async (n) => await combiner.write(n))
+  await turn()
+  t.same(batches, [[1], [2]], 'not a third')
+  releases.shift()!()
+  t.equal(await first, 10)
+  await turn()
+  t.same(batches, [[1], [2], [3, 4, 5]], 'the waiting calls go out as one batch when a lane frees')
+  releases.shift()!()
+  releases.shift()!()
+  t.same(await Promise.all([second, ...rest]), [20, 30, 40, 50])
+  t.equal(most, 2, 'never more than two at once')
 })

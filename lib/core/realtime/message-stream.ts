@@ -188,6 +188,12 @@ class Stream<R, V> implements MessageStream<V> {
 
   /** Reads the next backlog page (at most 100, within the cap) after `after`. */
   private async readPage (after: number): Promise<void> {
+    if (after >= this.mark.clock) {
+      // Nothing is committed between the cursor and the mark; everything later arrives live.
+      // A client re-polling with its newest cursor costs no read.
+      this.more = false
+      return
+    }
     const want = Math.min(this.spec.pageSize ?? PAGE, this.remaining)
     const page = want > 0 ? await this.spec.readAfter(after, want) : []
     this.remaining -= page.length

@@ -7,10 +7,8 @@ import { applyPage } from '../paging.js'
 import { createWriteCombiner } from '../../core/write-combiner.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
 import type { CommandUpdate } from './pg-message-writes.js'
-import { pgInsertCommands, pgUpdateCommands } from './pg-message-writes.js'
+import { PG_INSERT_LANES, PG_WRITE_BATCH, pgInsertCommands, pgUpdateCommands } from './pg-message-writes.js'
 
-/** Largest batch one statement writes (concurrent writes combined on PostgreSQL). */
-const MAX_BATCH = 200
 
 export interface CommandRow {
   id: number
@@ -67,13 +65,13 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
   const inserts = combine
     ? createWriteCombiner<Pending<NewCommand>, CommandRecord>(
       (batch) => pgInsertCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
-      { maxBatch: MAX_BATCH, canJoin: sameRing })
+      { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
     : undefined
   const updates = combine
     ? createWriteCombiner<Pending<CommandUpdate>, CommandRecord | undefined>(
       (batch) => pgUpdateCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
       // One statement updates a row once: a second update of the same command waits for the next batch.
-      { maxBatch: MAX_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
+      { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
     : undefined
   return {
     async insert (c, now, ring) {

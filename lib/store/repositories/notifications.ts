@@ -6,7 +6,7 @@ import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { createWriteCombiner } from '../../core/write-combiner.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
-import { pgInsertNotifications } from './pg-message-writes.js'
+import { PG_INSERT_LANES, PG_WRITE_BATCH, pgInsertNotifications } from './pg-message-writes.js'
 
 export interface NotificationRow {
   id: number
@@ -19,8 +19,6 @@ export interface NotificationRow {
   clock_ts: number | null
 }
 
-/** Largest batch one statement writes (concurrent inserts combined on PostgreSQL). */
-const MAX_BATCH = 200
 
 export function toNotificationRecord (row: NotificationRow): NotificationRecord {
   return {
@@ -50,7 +48,7 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
   const combined = postgres && !db.isTransaction
     ? createWriteCombiner<PendingInsert, NotificationRecord>(
       (batch) => pgInsertNotifications(db, batch.map((p) => p.input), Math.max(...batch.map((p) => p.now)), batch[0]!.ring),
-      { maxBatch: MAX_BATCH, canJoin: (batch, item) => batch[0]!.ring?.channel === item.ring?.channel })
+      { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => batch[0]!.ring?.channel === item.ring?.channel, concurrency: PG_INSERT_LANES })
     : undefined
   return {
     async insert (n, now = Date.now(), ring) {

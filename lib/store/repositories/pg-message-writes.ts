@@ -64,6 +64,16 @@ const COMMAND_RECORD = sql`json_build_object('id', w.id, 'command', w.command, '
   'lifetime', w.lifetime, 'status', w.status, 'result', w.result::json, 'timestamp', w.timestamp,
   'lastUpdated', w.last_updated, 'isUpdated', w.is_updated = 1, 'stamp', coalesce(w.clock_ts, w.timestamp))`
 
+/** Most rows per write statement (bounded statement size). */
+export const PG_WRITE_BATCH = 200
+
+/**
+ * Insert statements in flight at once per repository: no lock is held until commit, so their
+ * commits overlap and the database flushes them together. Updates stay one at a time (a second
+ * update of a command must not overtake the first).
+ */
+export const PG_INSERT_LANES = 4
+
 /**
  * @example
  * const rows = await pgInsertNotifications(db, [input], Date.now(), { channel: 'devicehub_events' })

@@ -79,7 +79,8 @@ t.test('a doorbell that rings during the backlog read is not lost; the first acc
   const doorbell = createMemoryDoorbell()
   const rows: Row[] = []
   const answer = poll(spec(rows, doorbell, {
-    after: 0,
+    // Below the mark (0): a cursor at or past the mark skips the read, and with it this race.
+    after: -1,
     routes: (e) => e.id !== 2,
     matches: (r) => r.id !== 1,
     readAfter: async () => {
@@ -147,4 +148,16 @@ t.test('the waiter registry releases every pending poll at shutdown, then refuse
   await t.rejects(openMessageStream(spec([], doorbell, { waiters })), { code: 'UNAVAILABLE' }, 'after shutdown: refused')
   t.equal(waiters.size, 0)
   t.equal(doorbell.size, 0)
+})
+
+t.test('a cursor at or past the mark costs no read: what follows arrives live', async (t) => {
+  const doorbell = createMemoryDoorbell()
+  const rows = [1, 2].map((id) => ({ id, ts: id }))
+  let reads = 0
+  const answer = poll(spec(rows, doorbell, { after: 2, readAfter: async () => { reads++; return [] } }), { waitSeconds: 5 })
+  await settle()
+  rows.push({ id: 3, ts: 3 })
+  await doorbell.publish(event(3))
+  t.same(await answer, [3])
+  t.equal(reads, 0, 'no backlog read')
 })

@@ -126,7 +126,7 @@ t.test('a failing read closes the stream and reports once; shutdown closes open 
   t.equal(closed, 1)
   t.ok(stream.closed)
   t.equal(spec.doorbell.size, 0)
-  await t.rejects(openMessageStream({ ...spec, readAfter: async () => { throw new Error('no') }, after: 0 }))
+  await t.rejects(openMessageStream({ ...spec, readAfter: async () => { throw new Error('no') }, after: -1 }))
   t.equal(spec.doorbell.size, 0, 'a stream that failed to open leaves no listener')
 })
 
