@@ -142,14 +142,14 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     : await runBootstrap()
   let initialising: Promise<BootstrapResult> | undefined = options.deferBootstrap === true ? undefined : Promise.resolve(bootstrap)
   const waiters = createWaiterRegistry()
-  const recorder = createStatsRecorder(() => waiters.size)
   // Writes that ride the doorbell on PostgreSQL commit out of stamp order: their events are
   // put back in order before any listener sees them (ordered-doorbell.ts).
   const ordered = store.stampOrder !== undefined && doorbell.storeChannel?.(store) !== undefined
     ? await createOrderedDoorbell(doorbell, store.stampOrder, { logger })
-    : doorbell
+    : undefined
+  const recorder = createStatsRecorder(() => waiters.size, ordered === undefined ? undefined : () => ({ waiting: ordered.waiting, resyncs: ordered.resyncs }))
   // Services ring a counting wrapper; `hub.doorbell` stays the doorbell the caller gave.
-  const counted = countingDoorbell(ordered, recorder.messageCounts)
+  const counted = countingDoorbell(ordered ?? doorbell, recorder.messageCounts)
   const presence = createPresence({ store, doorbell: counted, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })
   // Histories queued before this start (a crash mid-purge, migration 0003) go now.
@@ -204,7 +204,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
         await retention.stop()
         await presence.stop()
         await purger.stop()
-        await ordered.close()
+        await (ordered ?? doorbell).close()
         await store.close()
       })()
       return closing

@@ -91,6 +91,23 @@ export function installMetrics (app: FastifyInstance, hub: DeviceHub, options: M
       for (const [kind, count] of Object.entries(hub.stats.messagesWritten)) this.inc({ kind }, count)
     }
   })
+  new Gauge({
+    name: 'devicehub_doorbell_events_waiting',
+    help: 'Doorbell events held back until the write drawn before them commits (PostgreSQL)',
+    registers: [registry],
+    collect () {
+      this.set(hub.stats.doorbellOrder.waiting)
+    }
+  })
+  new Counter({
+    name: 'devicehub_doorbell_resyncs_total',
+    help: 'Times every waiter was told to read again: a write failed after drawing its stamp, or LISTEN reconnected (PostgreSQL)',
+    registers: [registry],
+    collect () {
+      this.reset()
+      this.inc(hub.stats.doorbellOrder.resyncs)
+    }
+  })
   new Counter({
     name: 'devicehub_retention_pruned_rows_total',
     help: 'Commands and notifications deleted by the retention pruner',

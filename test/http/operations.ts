@@ -113,6 +113,8 @@ t.test('GET /metrics: requests by route and status, polls, messages, store laten
   t.match(text, /devicehub_store_query_duration_seconds_count\{operation="select"\} [1-9]/)
   t.match(text, /devicehub_store_query_duration_seconds_count\{operation="insert"\} [1-9]/)
   t.match(text, /devicehub_retention_pruned_rows_total 0/)
+  t.match(text, /devicehub_doorbell_events_waiting 0/, 'nothing held back (zero without the PostgreSQL doorbell)')
+  t.match(text, /devicehub_doorbell_resyncs_total 0/)
   t.match(text, /process_cpu_user_seconds_total/)
   t.match(text, /nodejs_eventloop_lag_seconds/)
 

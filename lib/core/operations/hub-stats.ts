@@ -15,7 +15,15 @@ export interface HubStats {
   readonly messagesWritten: Readonly<Record<MessageKind, number>>
   /** Rows deleted by the retention pruner (R8) since start, and its completed passes. */
   readonly retention: { readonly prunedRows: number, readonly passes: number, readonly failures: number }
+  /**
+   * The ordering doorbell (PostgreSQL with its doorbell; zeros elsewhere): events waiting for an
+   * earlier stamp now, and resynchronisations since start (a write that failed after drawing its
+   * stamp, a LISTEN reconnect). A `waiting` that stays up means a writer is stuck mid-transaction.
+   */
+  readonly doorbellOrder: { readonly waiting: number, readonly resyncs: number }
 }
+
+const NO_ORDER = { waiting: 0, resyncs: 0 }
 
 /** The mutable side of {@link HubStats}, owned by createDeviceHub(). */
 export interface StatsRecorder {
@@ -26,7 +34,7 @@ export interface StatsRecorder {
   pruneFailed(): void
 }
 
-export function createStatsRecorder (parkedPolls: () => number): StatsRecorder {
+export function createStatsRecorder (parkedPolls: () => number, order: () => HubStats['doorbellOrder'] = () => NO_ORDER): StatsRecorder {
   const messagesWritten: Record<MessageKind, number> = { command: 0, 'command-update': 0, notification: 0 }
   const retention = { prunedRows: 0, passes: 0, failures: 0 }
   return {
@@ -35,7 +43,10 @@ export function createStatsRecorder (parkedPolls: () => number): StatsRecorder {
         return parkedPolls()
       },
       messagesWritten,
-      retention
+      retention,
+      get doorbellOrder () {
+        return order()
+      }
     },
     messageCounts: messagesWritten,
     pruned (rows) {

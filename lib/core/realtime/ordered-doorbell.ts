@@ -16,7 +16,8 @@
  *
  * A link can go missing: a statement that drew and then failed, or a NOTIFY lost with the LISTEN
  * connection. When the head of the queue has waited `settleCheckMs`, the store is asked whether
- * every transaction that drew before it has ended (`StampOrder.settled`); if so the wrapper
+ * every transaction that drew before it has ended (`StampOrder.settled`); if so, and the head
+ * still has not moved one interval later (a NOTIFY may still be on its way), the wrapper
  * resynchronises: it reads the draw's position, waits until everything drawn up to it has
  * settled, moves the mark there, drops queued events at or below it, and tells every listener
  * to read again (`resync`). The same happens at start and when the inner doorbell resyncs.
@@ -41,6 +42,8 @@ export interface OrderedDoorbell extends Doorbell {
   mark(): MessageMark
   /** Events waiting for an earlier link (monitoring and tests). */
   readonly waiting: number
+  /** Resynchronisations since the start (gaps, reconnects), the first one not counted. */
+  readonly resyncs: number
 }
 
 /**
@@ -61,6 +64,9 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
   let syncAgain = false
   let checkTimer: NodeJS.Timeout | undefined
   let closed = false
+  let resyncs = -1
+  /** The mark at which the store last said the gap had settled (see checkGap). */
+  let settledAt: number | undefined
 
   const release = (event: DoorbellEvent): void => {
     const current = mark!
@@ -103,12 +109,17 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
       if (first === undefined || event.order!.stamp < first.order!.stamp) first = event
     }
     try {
-      if (await order.settled(first!.order!.nextXid)) {
-        if (mark.clock === head && waiting.size > 0) {
-          logger.warn({ mark: head, waiting: waiting.size }, 'doorbell chain has a gap (a failed write or a lost notification); resynchronising')
-          await resynchronise()
+      if (await order.settled(first!.order!.nextXid) && mark.clock === head && waiting.size > 0) {
+        // Settled means every earlier writer ended, not that its NOTIFY has reached this process:
+        // give it one more interval before paying for a resync of every listener.
+        if (settledAt !== head) {
+          settledAt = head
+          scheduleCheck()
           return
         }
+        logger.warn({ mark: head, waiting: waiting.size }, 'doorbell chain has a gap (a failed write or a lost notification); resynchronising')
+        await resynchronise()
+        return
       }
     } catch (error) {
       logger.warn({ err: error }, 'doorbell could not check its chain')
@@ -150,7 +161,9 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
     } finally {
       syncing = undefined
       syncAgain = false
+      settledAt = undefined
     }
+    resyncs++
     // A fresh object per resync: streams share their re-reads by event.
     listeners.deliver({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
     drain()
@@ -186,6 +199,9 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
   const doorbell: OrderedDoorbell = {
     get waiting () {
       return waiting.size
+    },
+    get resyncs () {
+      return resyncs
     },
     mark () {
       return { ...mark! }

@@ -72,7 +72,7 @@ export const PG_WRITE_BATCH = 200
  * commits overlap and the database flushes them together. Updates stay one at a time (a second
  * update of a command must not overtake the first).
  */
-export const PG_INSERT_LANES = 4
+export const PG_INSERT_LANES = 2
 
 /**
  * @example
