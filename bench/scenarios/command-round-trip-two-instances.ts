@@ -5,10 +5,10 @@
  * same kind of database.
  */
 import type { ChildServer } from '../lib.js'
-import { percentile, printTable, request, startChild } from '../lib.js'
+import { percentile, printTable, startChild } from '../lib.js'
 import { benchPostgresUrl } from '../pg.js'
 import type { Paths } from './command-round-trip.js'
-import { DURATION_MS, PAIRS, run, THINK_MS } from './command-round-trip.js'
+import { DURATION_MS, messageCursor, PAIRS, run, THINK_MS } from './command-round-trip.js'
 
 function pathsFor (device: ChildServer, client: ChildServer): Paths {
   return {
@@ -29,12 +29,13 @@ export async function commandRoundTripTwoInstances (): Promise<{ p99: number }> 
     // The JWT secret is stored in the shared database, so A's token is valid on B too.
     const b = await startChild('devicehub-server', { db: a.db })
     children.push(b)
-    const serverNow = async (): Promise<string> => (await request('GET', `${a.url}/info`, a.token)).body.serverTimestamp as string
 
     const results: Array<{ name: string, latencies: number[] }> = []
     for (const [label, device, client] of [['one instance', a, a], ['two instances (A: device, B: client)', a, b]] as const) {
-      await run(a, pathsFor(device, client), await serverNow(), 1000, 0)
-      for (const mode of modes) results.push({ name: `${mode.name}: ${label}`, latencies: await run(a, pathsFor(device, client), await serverNow(), DURATION_MS, mode.think) })
+      await run(a, pathsFor(device, client), await messageCursor(a), 1000, 0)
+      for (const mode of modes) {
+        results.push({ name: `${mode.name}: ${label}`, latencies: await run(a, pathsFor(device, client), await messageCursor(a), DURATION_MS, mode.think) })
+      }
     }
     const rows = results.map(({ name, latencies: l }) => [name, l.length / (DURATION_MS / 1000 - 0.5), percentile(l, 50), percentile(l, 99), l[l.length - 1] ?? NaN])
     printTable(`(d) command round trip across instances, ${PAIRS} device/client pairs, ${DURATION_MS / 1000} s per mode (PostgreSQL)`, ['mode: deployment', 'round trips/s', 'p50 ms', 'p99 ms', 'max ms'], rows)

@@ -21,11 +21,14 @@ export interface Paths {
 
 export async function run (server: ChildServer, paths: Paths, startCursor: string, durationMs: number, thinkMs: number): Promise<number[]> {
   const latencies: number[] = []
+  // Clients stop starting round trips first; devices serve until every client is done (a client
+  // that posted just before the end must still get its answer).
   let running = true
+  let serving = true
   const devices = Array.from({ length: PAIRS }, (_, i) => `pair-${i}`)
   const deviceLoops = devices.map(async (device) => {
     let cursor = startCursor
-    while (running) {
+    while (serving) {
       const res = await request('GET', paths.poll(device, cursor), server.token)
       for (const command of res.body ?? []) {
         cursor = command.timestamp
@@ -50,10 +53,22 @@ export async function run (server: ChildServer, paths: Paths, startCursor: strin
   await sleep(durationMs)
   running = false
   await Promise.all(clientLoops)
+  serving = false
   // Wake the device loops still parked, so they notice the stop.
   await Promise.all(devices.map((device) => request('POST', paths.post(device), server.token, { command: 'stop' })))
   await Promise.all(deviceLoops)
   return latencies.sort((a, b) => a - b)
+}
+
+/**
+ * Where a mode's device loops start: the stamp of a command written just now. Not the server's
+ * clock: above 1,000 writes/s stamps run ahead of it (each write takes the next millisecond), so a
+ * cursor from the clock would hand the devices the tail of the previous mode again, and a device
+ * still draining it when the mode ends leaves its client's wait unanswered.
+ */
+export async function messageCursor (server: ChildServer): Promise<string> {
+  const marker = await request('POST', `${server.url}/device/bench-device/command`, server.token, { command: 'cursor' })
+  return marker.body.timestamp as string
 }
 
 export async function commandRoundTrip (): Promise<{ p99: number }> {
@@ -82,10 +97,9 @@ export async function commandRoundTrip (): Promise<{ p99: number }> {
       update: (d, id) => `${hub.url}/device/${d}/command/${id}`,
       wait: (d, id) => `${hub.url}/device/${d}/command/${id}/poll?waitTimeout=30`
     }
-    const serverNow = async (): Promise<string> => (await request('GET', `${hub.url}/info`, hub.token)).body.serverTimestamp as string
-    await run(hub, paths, await serverNow(), 1000, 0)
+    await run(hub, paths, await messageCursor(hub), 1000, 0)
     const ours: number[][] = []
-    for (const mode of modes) ours.push(await run(hub, paths, await serverNow(), DURATION_MS, mode.think))
+    for (const mode of modes) ours.push(await run(hub, paths, await messageCursor(hub), DURATION_MS, mode.think))
 
     const row = (name: string, l: number[]): Array<string | number> => [name, l.length / (DURATION_MS / 1000 - 0.5), percentile(l, 50), percentile(l, 99), l[l.length - 1] ?? NaN]
     const rows: Array<Array<string | number>> = []
