@@ -34,7 +34,8 @@ export async function commandRoundTripTwoInstances (): Promise<{ p99: number }> 
     for (const [label, device, client] of [['one instance', a, a], ['two instances (A: device, B: client)', a, b]] as const) {
       await run(a, pathsFor(device, client), await messageCursor(a), 1000, 0)
       for (const mode of modes) {
-        results.push({ name: `${mode.name}: ${label}`, latencies: await run(a, pathsFor(device, client), await messageCursor(a), DURATION_MS, mode.think) })
+        const latencies = await run(a, pathsFor(device, client), await messageCursor(a), DURATION_MS, mode.think)
+        results.push({ name: `${mode.name}: ${label}`, latencies })
       }
     }
     const rows = results.map(({ name, latencies: l }) => [name, l.length / (DURATION_MS / 1000 - 0.5), percentile(l, 50), percentile(l, 99), l[l.length - 1] ?? NaN])

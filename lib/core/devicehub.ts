@@ -147,7 +147,8 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const ordered = store.stampOrder !== undefined && doorbell.storeChannel?.(store) !== undefined
     ? await createOrderedDoorbell(doorbell, store.stampOrder, { logger })
     : undefined
-  const recorder = createStatsRecorder(() => waiters.size, ordered === undefined ? undefined : () => ({ waiting: ordered.waiting, resyncs: ordered.resyncs }))
+  const order = ordered === undefined ? undefined : () => ({ waiting: ordered.waiting, resyncs: ordered.resyncs })
+  const recorder = createStatsRecorder(() => waiters.size, order)
   // Services ring a counting wrapper; `hub.doorbell` stays the doorbell the caller gave.
   const counted = countingDoorbell(ordered ?? doorbell, recorder.messageCounts)
   const presence = createPresence({ store, doorbell: counted, clock, logger }, options.presence)

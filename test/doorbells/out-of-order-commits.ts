@@ -4,12 +4,16 @@
  * failed (a hole in the draw) must not hold anybody back for good.
  */
 import type { StoreRing } from '../../lib/core/commands/command-ports.js'
+import type { NewNotification } from '../../lib/core/notifications/notification-ports.js'
 import { DEFAULT_HUB_CHANNEL } from '../../lib/doorbells/postgres-doorbell.js'
 import { startServer } from '../../lib/start-server.js'
 import { call, sleep } from '../fixtures/messaging.js'
 import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
 const RING: StoreRing = { channel: DEFAULT_HUB_CHANNEL }
+
+const notification = (name: string, deviceId: string): NewNotification =>
+  ({ notification: name, deviceId, networkId: 1, deviceTypeId: null, parameters: null })
 
 postgresTest('a write committed out of stamp order reaches cursor readers in stamp order', async (t, adminUrl) => {
   const db = await createTestDatabase(t, adminUrl)
@@ -26,7 +30,7 @@ postgresTest('a write committed out of stamp order reaches cursor readers in sta
   const held = new Promise<void>((resolve) => { commitSlow = resolve })
   let slowId = 0
   const slow = server.hub.store.transaction(async (tx) => {
-    slowId = (await tx.notifications.insert({ notification: 'slow', deviceId: 'ooo-1', networkId: 1, deviceTypeId: null, parameters: null }, Date.now(), RING)).id
+    slowId = (await tx.notifications.insert(notification('slow', 'ooo-1'), Date.now(), RING)).id
     await held
   })
   while (slowId === 0) await sleep(5)
@@ -34,8 +38,8 @@ postgresTest('a write committed out of stamp order reaches cursor readers in sta
   t.equal(fast.status, 201)
   t.ok(fast.body.id > slowId, 'the committed write drew after the open one')
   const query = await call(`${base}/device/ooo-1/notification?sortField=timestamp&sortOrder=ASC`, token)
-  t.same(query.body.map((n: { notification: string }) => n.notification).filter((name: string) => !name.startsWith('$')), ['before', 'fast'],
-    'a plain query already sees the committed write')
+  const names = query.body.map((n: { notification: string }) => n.notification).filter((name: string) => !name.startsWith('$'))
+  t.same(names, ['before', 'fast'], 'a plain query already sees the committed write')
 
   const early = await call(`${base}/device/ooo-1/notification/poll?timestamp=${cursor}&waitTimeout=0`, token)
   t.same(early.body, [], 'a poll does not hand out stamp 2 while stamp 1 may still commit')
@@ -72,7 +76,7 @@ postgresTest('a write that drew and failed leaves a hole that resolves into a re
 
   // Draws its stamp, then fails (a device id longer than the column): the stamp is never written.
   await t.rejects(server.hub.store.transaction(async (tx) => {
-    await tx.notifications.insert({ notification: 'never', deviceId: 'x'.repeat(60), networkId: 1, deviceTypeId: null, parameters: null }, Date.now(), RING)
+    await tx.notifications.insert(notification('never', 'x'.repeat(60)), Date.now(), RING)
   }))
   const started = Date.now()
   const after = await call(`${base}/device/hole-1/notification`, token, { method: 'POST', body: { notification: 'after' } })

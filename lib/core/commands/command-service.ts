@@ -162,10 +162,13 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
     return event.kind === this.kind && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
   }
 
-  highWater (): Promise<HighWater> {
+  async highWater (): Promise<HighWater> {
     if (this.mark !== undefined) return this.mark()
-    const mark = this.ctx.doorbell.mark?.()
-    return mark === undefined ? this.ctx.store.commands.highWater() : Promise.resolve({ id: mark.command, clock: mark.clock })
+    const { doorbell } = this.ctx
+    if (doorbell.mark === undefined) return this.ctx.store.commands.highWater()
+    await doorbell.caughtUp?.()
+    const mark = doorbell.mark()!
+    return { id: mark.command, clock: mark.clock }
   }
 
   // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.

@@ -136,9 +136,12 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
     return event.kind === 'notification' && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
   }
 
-  highWater (): Promise<HighWater> {
-    const mark = this.ctx.doorbell.mark?.()
-    return mark === undefined ? this.ctx.store.notifications.highWater() : Promise.resolve({ id: mark.notification, clock: mark.clock })
+  async highWater (): Promise<HighWater> {
+    const { doorbell } = this.ctx
+    if (doorbell.mark === undefined) return this.ctx.store.notifications.highWater()
+    await doorbell.caughtUp?.()
+    const mark = doorbell.mark()!
+    return { id: mark.notification, clock: mark.clock }
   }
 
   // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.

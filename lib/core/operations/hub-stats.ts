@@ -92,6 +92,7 @@ export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, n
     }
   }
   if (inner.mark !== undefined) counting.mark = () => inner.mark!()
+  if (inner.caughtUp !== undefined) counting.caughtUp = () => inner.caughtUp!()
   shareDispatcher(counting, inner)
   return counting
 }

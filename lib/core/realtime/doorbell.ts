@@ -105,5 +105,11 @@ export interface Doorbell {
    * store's high-water mark instead (its writes commit in stamp order).
    */
   mark?(): MessageMark | undefined
+  /**
+   * With `mark`: resolves once the writes this process has acknowledged are at or below the mark
+   * (or after a short cap), so a client that wrote and then polls the same instance finds its write
+   * in the backlog. Absent: the mark never lags this process's writes.
+   */
+  caughtUp?(): Promise<void>
   close(): Promise<void>
 }

@@ -12,7 +12,9 @@
  * `mark()` is the last stamp released (and the largest ids): every item at or below it is
  * committed, every later one will be released after the mark was read. Readers register, take
  * the mark, read the store up to it and take the rest live; no read of the store's high-water
- * mark is needed.
+ * mark is needed. The mark lags a write by its NOTIFY's trip; `caughtUp()` lets a reader wait
+ * (briefly) for this process's own acknowledged writes, so a client that wrote and then polls
+ * the same instance finds its write in the backlog.
  *
  * A link can go missing: a statement that drew and then failed, or a NOTIFY lost with the LISTEN
  * connection. When the head of the queue has waited `settleCheckMs`, the store is asked whether
@@ -34,12 +36,20 @@ import { createListenerSet } from './listener-set.js'
 export interface OrderedDoorbellOptions {
   /** How long the head of the queue waits before the store is asked whether its gap is settled (default 20 ms). */
   settleCheckMs?: number
+  /** Longest `caughtUp()` waits for the mark to reach this process's own writes (default 250 ms). */
+  catchUpMs?: number
   logger?: Logger
+}
+
+interface CatchUp {
+  stamp: number
+  resolve(): void
 }
 
 /** A doorbell that releases chained events in stamp order and knows the reader's mark. */
 export interface OrderedDoorbell extends Doorbell {
   mark(): MessageMark
+  caughtUp(): Promise<void>
   /** Events waiting for an earlier link (monitoring and tests). */
   readonly waiting: number
   /** Resynchronisations since the start (gaps, reconnects), the first one not counted. */
@@ -53,9 +63,14 @@ export interface OrderedDoorbell extends Doorbell {
  * const doorbell = await createOrderedDoorbell(await createPostgresDoorbell(url), store.stampOrder!)
  * const { clock } = doorbell.mark()
  */
-export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder, options: OrderedDoorbellOptions = {}): Promise<OrderedDoorbell> {
+export async function createOrderedDoorbell (
+  inner: Doorbell,
+  order: StampOrder,
+  options: OrderedDoorbellOptions = {}
+): Promise<OrderedDoorbell> {
   const logger = options.logger ?? silentLogger
   const settleCheckMs = options.settleCheckMs ?? 20
+  const catchUpMs = options.catchUpMs ?? 250
   const listeners = createListenerSet((error) => { logger.error({ err: error }, 'doorbell listener failed') })
   /** Chained events waiting for their predecessor, by the stamp drawn before theirs. */
   const waiting = new Map<number, DoorbellEvent>()
@@ -67,6 +82,16 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
   let resyncs = -1
   /** The mark at which the store last said the gap had settled (see checkGap). */
   let settledAt: number | undefined
+  /** Newest stamp of a write this process acknowledged (`storeRang`), and readers waiting for the mark to reach it. */
+  let written = 0
+  let catchUps: CatchUp[] = []
+
+  const resolveCaughtUp = (): void => {
+    if (catchUps.length === 0 || mark === undefined) return
+    let n = 0
+    while (n < catchUps.length && catchUps[n]!.stamp <= mark.clock) catchUps[n++]!.resolve()
+    if (n > 0) catchUps = catchUps.slice(n)
+  }
 
   const release = (event: DoorbellEvent): void => {
     const current = mark!
@@ -74,6 +99,7 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
     if (event.kind === 'notification' && event.id > current.notification) current.notification = event.id
     if (event.kind === 'command' && event.id > current.command) current.command = event.id
     listeners.deliver(event)
+    resolveCaughtUp()
   }
 
   /** Releases every queued event whose predecessor is released. */
@@ -117,7 +143,8 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
           scheduleCheck()
           return
         }
-        logger.warn({ mark: head, waiting: waiting.size }, 'doorbell chain has a gap (a failed write or a lost notification); resynchronising')
+        const why = 'doorbell chain has a gap (a failed write or a lost notification); resynchronising'
+        logger.warn({ mark: head, waiting: waiting.size }, why)
         await resynchronise()
         return
       }
@@ -138,7 +165,9 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
       let horizon = await order.horizon()
       const since = Date.now()
       while (!closed && !(await order.settled(horizon.nextXid))) {
-        if (Date.now() - since > 5_000 && delay < 200) logger.warn({ nextXid: horizon.nextXid }, 'doorbell waits for a long transaction to end')
+        if (Date.now() - since > 5_000 && delay < 200) {
+          logger.warn({ nextXid: horizon.nextXid }, 'doorbell waits for a long transaction to end')
+        }
         await new Promise((resolve) => setTimeout(resolve, delay))
         delay = Math.min(delay * 2, 200)
         if (syncAgain) {
@@ -164,6 +193,7 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
       settledAt = undefined
     }
     resyncs++
+    resolveCaughtUp()
     // A fresh object per resync: streams share their re-reads by event.
     listeners.deliver({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
     drain()
@@ -206,6 +236,15 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
     mark () {
       return { ...mark! }
     },
+    caughtUp () {
+      if (written <= mark!.clock || closed) return Promise.resolve()
+      return new Promise<void>((resolve) => {
+        // Capped: a foreign writer stuck mid-transaction must not hold every poll. Past the cap the
+        // reader takes the mark as it is and gets the rest live; nothing is lost, only later.
+        const timer = setTimeout(resolve, catchUpMs)
+        catchUps.push({ stamp: written, resolve: () => { clearTimeout(timer); resolve() } })
+      })
+    },
     publish: (event: DoorbellEvent, tx?: Store) => inner.publish(event, tx),
     subscribe: (listener) => listeners.add(listener),
     async close () {
@@ -214,11 +253,19 @@ export async function createOrderedDoorbell (inner: Doorbell, order: StampOrder,
       unsubscribe()
       listeners.clear()
       waiting.clear()
+      for (const { resolve } of catchUps.splice(0)) resolve()
       await inner.close()
     }
   }
   if (inner.storeChannel !== undefined) doorbell.storeChannel = (store) => inner.storeChannel!(store)
-  if (inner.storeRang !== undefined) doorbell.storeRang = (event) => inner.storeRang!(event)
+  doorbell.storeRang = (event) => {
+    const record = event.record
+    if (record !== undefined) {
+      const stamp = event.kind === 'command-update' && 'lastUpdated' in record ? record.lastUpdated : record.stamp
+      if (stamp > written) written = stamp
+    }
+    inner.storeRang?.(event)
+  }
   // `dispatcherFor(inner)` (hub.doorbell) must see the registrations made through this wrapper.
   shareDispatcher(inner, doorbell)
   return doorbell

@@ -23,6 +23,8 @@ import type { CommandRow } from './commands.js'
 import { toNotificationRecord } from './notifications.js'
 import type { NotificationRow } from './notifications.js'
 
+type DrawKind = 'notification' | 'command' | 'update'
+
 /**
  * `count` stamps (and ids, for inserts) from `devicehub_draw()` (migration 0006): prev, first_stamp,
  * first_id, next_xid. With a ring the write is not ordered by any lock held until commit: the
@@ -30,7 +32,7 @@ import type { NotificationRow } from './notifications.js'
  * Without a ring (a doorbell that does not ride the statement: one instance) the draw takes the
  * clock row's lock first, so those writes commit in stamp order.
  */
-function draw (kind: 'notification' | 'command' | 'update', count: RawBuilder<unknown> | number, now: number, ring: StoreRing | undefined): RawBuilder<unknown> {
+function draw (kind: DrawKind, count: RawBuilder<unknown> | number, now: number, ring: StoreRing | undefined): RawBuilder<unknown> {
   return sql`select * from devicehub_draw(${kind}::text, (${count})::integer, ${now}::bigint, ${ring === undefined}::boolean)`
 }
 
@@ -40,7 +42,13 @@ function draw (kind: 'notification' | 'command' | 'update', count: RawBuilder<un
  * (the stamp drawn just before this row's, this row's stamp, the draw's next transaction id).
  * `w` must hold `chain_prev` (the previous row's stamp in the statement, null for the first).
  */
-function notifyColumn (ring: StoreRing | undefined, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string): RawBuilder<unknown> {
+function notifyColumn (
+  ring: StoreRing | undefined,
+  kind: string,
+  nameColumn: string,
+  record: RawBuilder<unknown>,
+  stamp: string
+): RawBuilder<unknown> {
   if (ring === undefined) return sql``
   const head = sql`${kind}::text, w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)}`
   const fitting = sql`case when octet_length(${record}::text) <= 7000 then ${record} end`
@@ -87,14 +95,16 @@ export async function pgInsertNotifications (db: Kysely<Database>, list: readonl
         with ordinality as i(notification, device_id, network_id, device_type_id, parameters, client_ts, ord)
     ), d as (${draw('notification', list.length, now, ring)}),
     w as (
-      insert into notifications (id, notification, device_id, network_id, device_type_id, parameters, timestamp, clock_ts, stored_at, device_key)
+      insert into notifications (id, notification, device_id, network_id, device_type_id, parameters, timestamp, clock_ts,
+        stored_at, device_key)
       select d.first_id + i.ord - 1, i.notification, i.device_id, i.network_id, i.device_type_id, i.parameters,
         coalesce(i.client_ts, d.first_stamp + i.ord - 1), d.first_stamp + i.ord - 1, ${now}::bigint,
         (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
     )
-    select w.*${notifyColumn(ring, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')} from ${chained('clock_ts')} order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}
+    from ${chained('clock_ts')} order by w.id`.execute(db)
   return result.rows.map(toNotificationRecord)
 }
 
@@ -159,7 +169,8 @@ export async function pgUpdateCommands (db: Kysely<Database>, list: readonly Com
       where c.id = m.id and c.device_id = m.device_id
       returning c.*, m.ord
     )
-    select w.*${notifyColumn(ring, 'command-update', 'command', COMMAND_RECORD, 'last_updated')} from ${chained('last_updated')} order by w.id`.execute(db)
+    select w.*${notifyColumn(ring, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}
+    from ${chained('last_updated')} order by w.id`.execute(db)
   const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
 }

@@ -13,7 +13,12 @@ export function createStampOrder (db: Kysely<Database>): StampOrder {
       const { rows } = await sql<{ stamp: string, notification: string, command: string, next_xid: string }>`
         select * from devicehub_stamp_horizon()`.execute(db)
       const row = rows[0]!
-      return { stamp: Number(row.stamp), notification: Number(row.notification), command: Number(row.command), nextXid: Number(row.next_xid) }
+      return {
+        stamp: Number(row.stamp),
+        notification: Number(row.notification),
+        command: Number(row.command),
+        nextXid: Number(row.next_xid)
+      }
     },
     async settled (nextXid) {
       // xmin of a fresh snapshot: the oldest transaction id still running (or the next to be assigned).

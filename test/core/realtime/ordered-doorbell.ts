@@ -13,7 +13,9 @@ import type { DrawHorizon, StampOrder } from '../../../lib/core/ports.js'
 import { eventually, sleep } from '../../fixtures/messaging.js'
 
 /** A draw position the test sets, and a switch for "everything drawn so far has settled". */
-function handDraw (horizon: DrawHorizon): StampOrder & { horizon: () => Promise<DrawHorizon>, at: DrawHorizon, settledNow: boolean, checks: number } {
+type HandDraw = StampOrder & { at: DrawHorizon, settledNow: boolean, checks: number }
+
+function handDraw (horizon: DrawHorizon): HandDraw {
   const draw = {
     at: horizon,
     settledNow: true,
@@ -102,4 +104,26 @@ t.test('the wrapper forwards publish and closes the inner doorbell', async (t) =
   t.same(seen, ['revoke'])
   await doorbell.close()
   t.equal(inner.size, 0, 'no listener left on the inner doorbell')
+})
+
+t.test('caughtUp waits until this process\'s own acknowledged writes are released, at most the cap', async (t) => {
+  const inner = createMemoryDoorbell()
+  const doorbell = await createOrderedDoorbell(inner, handDraw({ stamp: 10, notification: 3, command: 4, nextXid: 50 }), { catchUpMs: 100 })
+  t.teardown(() => doorbell.close())
+  await doorbell.caughtUp()
+  const record = { id: 4, notification: 'n', deviceId: 'd', networkId: 1, deviceTypeId: 1, timestamp: 11, parameters: null, stamp: 11 }
+  doorbell.storeRang!({ ...chained('notification', 4, 10, 11), record })
+  let caught = false
+  const waiting = doorbell.caughtUp().then(() => { caught = true })
+  await sleep(10)
+  t.notOk(caught, 'the write is acknowledged but its NOTIFY has not come yet')
+  await inner.publish(chained('notification', 4, 10, 11))
+  await waiting
+  t.equal(doorbell.mark().clock, 11, 'released with the NOTIFY')
+
+  doorbell.storeRang!({ ...chained('notification', 5, 11, 12), record: { ...record, id: 5, stamp: 12 } })
+  const started = Date.now()
+  await doorbell.caughtUp()
+  t.ok(Date.now() - started >= 90, 'a NOTIFY that does not come holds a reader only up to the cap')
+  t.equal(doorbell.mark().clock, 11)
 })

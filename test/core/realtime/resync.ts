@@ -14,6 +14,8 @@ const doorbellOf = (h: TestApp): MemoryDoorbell => h.hub.doorbell as MemoryDoorb
 
 t.test('parked polls answer a resync with what was written without a doorbell', async (t) => {
   const h = await createTestApp(t)
+  // The doorbell's own listeners before any poll (an ordering wrapper holds one on PostgreSQL).
+  const idle = doorbellOf(h).size
   const device = await addDevice(h)
   const other = await addDevice(h)
   const waited = (await h.request('POST', `/device/${device}/command`, { body: { command: 'waited' } })).body.id as number
@@ -45,5 +47,5 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   t.equal(settled, 4, 'a poll with nothing new keeps waiting')
   t.same((await quiet).body, [], 'and times out as usual')
   t.equal(dispatcherFor(h.hub.doorbell).size, 0, 'no listener left behind')
-  t.equal(doorbellOf(h).size, 0, 'the routing index left the doorbell')
+  t.equal(doorbellOf(h).size, idle, 'the routing index left the doorbell')
 })
