@@ -171,6 +171,12 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
     return { id: mark.command, clock: mark.clock }
   }
 
+  quiet (after: number): boolean {
+    const { doorbell } = this.ctx
+    const ids = this.selector.deviceIds
+    return ids?.length === 1 && doorbell.newestFor !== undefined && doorbell.newestFor(this.kind, ids[0]!) <= after
+  }
+
   // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<CommandRecord[]> {
     const upTo = this.ctx.doorbell.mark?.()?.clock

@@ -144,6 +144,12 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
     return { id: mark.notification, clock: mark.clock }
   }
 
+  quiet (after: number): boolean {
+    const { doorbell } = this.ctx
+    const ids = this.selector.deviceIds
+    return ids?.length === 1 && doorbell.newestFor !== undefined && doorbell.newestFor('notification', ids[0]!) <= after
+  }
+
   // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<NotificationRecord[]> {
     return this.ctx.store.notifications.backlog({ ...this.selector, after, upTo: this.ctx.doorbell.mark?.()?.clock, limit })

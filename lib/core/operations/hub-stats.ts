@@ -93,6 +93,7 @@ export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, n
   }
   if (inner.mark !== undefined) counting.mark = () => inner.mark!()
   if (inner.caughtUp !== undefined) counting.caughtUp = () => inner.caughtUp!()
+  if (inner.newestFor !== undefined) counting.newestFor = (kind, deviceId) => inner.newestFor!(kind, deviceId)
   shareDispatcher(counting, inner)
   return counting
 }

@@ -111,5 +111,11 @@ export interface Doorbell {
    * in the backlog. Absent: the mark never lags this process's writes.
    */
   caughtUp?(): Promise<void>
+  /**
+   * With `mark`: the newest stamp released for `deviceId` of this kind (or the stamp below which
+   * this doorbell knows nothing, if higher). A reader whose cursor is at or past it has nothing to
+   * read for that device up to the mark, and skips its backlog read.
+   */
+  newestFor?(kind: 'notification' | 'command' | 'command-update', deviceId: string): number
   close(): Promise<void>
 }

@@ -49,6 +49,11 @@ export interface MessageStreamSpec<R, V> {
   highWater(): Promise<HighWater>
   /** Items strictly after `after`, oldest first, at most `limit`. */
   readAfter(after: number, limit: number): Promise<R[]>
+  /**
+   * Whether the doorbell knows that nothing for this stream was released after `after` (one
+   * device, see `Doorbell.newestFor`): the first backlog read is then skipped.
+   */
+  quiet?(after: number): boolean
   /** The item a doorbell names (shared between listeners); undefined when gone. */
   load(event: DoorbellEvent): Promise<R | undefined>
   /** Filters of a live item (scope at event time, names, lifetime). */
@@ -188,9 +193,9 @@ class Stream<R, V> implements MessageStream<V> {
 
   /** Reads the next backlog page (at most 100, within the cap) after `after`. */
   private async readPage (after: number): Promise<void> {
-    if (after >= this.mark.clock) {
-      // Nothing is committed between the cursor and the mark; everything later arrives live.
-      // A client re-polling with its newest cursor costs no read.
+    if (after >= this.mark.clock || this.spec.quiet?.(after) === true) {
+      // Nothing is committed between the cursor and the mark (for this stream); everything later
+      // arrives live. A client re-polling with its newest cursor costs no read.
       this.more = false
       return
     }

@@ -41,6 +41,14 @@ export interface OrderedDoorbellOptions {
   logger?: Logger
 }
 
+type NewestKind = 'notification' | 'command' | 'command-update'
+
+/** How long a settled gap must stay a gap before the resync: its NOTIFY may still be on the way. */
+const CONFIRM_MS = 100
+
+/** Devices remembered per kind before the memory starts over from the mark (`newestFor`). */
+const MAX_DEVICES = 100_000
+
 interface CatchUp {
   stamp: number
   resolve(): void
@@ -50,6 +58,7 @@ interface CatchUp {
 export interface OrderedDoorbell extends Doorbell {
   mark(): MessageMark
   caughtUp(): Promise<void>
+  newestFor(kind: NewestKind, deviceId: string): number
   /** Events waiting for an earlier link (monitoring and tests). */
   readonly waiting: number
   /** Resynchronisations since the start (gaps, reconnects), the first one not counted. */
@@ -85,6 +94,22 @@ export async function createOrderedDoorbell (
   /** Newest stamp of a write this process acknowledged (`storeRang`), and readers waiting for the mark to reach it. */
   let written = 0
   let catchUps: CatchUp[] = []
+  /**
+   * Per kind and device, the newest stamp released; `floor`: the mark of the last resynchronisation
+   * (or of a memory that started over), below which nothing is known per device.
+   */
+  const newest = new Map<string, Map<string, number>>()
+  let floor = 0
+
+  const remember = (event: DoorbellEvent, stamp: number): void => {
+    let devices = newest.get(event.kind)
+    if (devices === undefined) newest.set(event.kind, devices = new Map())
+    if (devices.size >= MAX_DEVICES && !devices.has(event.deviceId)) {
+      devices.clear()
+      floor = mark!.clock
+    }
+    devices.set(event.deviceId, stamp)
+  }
 
   const resolveCaughtUp = (): void => {
     if (catchUps.length === 0 || mark === undefined) return
@@ -95,6 +120,7 @@ export async function createOrderedDoorbell (
 
   const release = (event: DoorbellEvent): void => {
     const current = mark!
+    remember(event, event.order!.stamp)
     current.clock = event.order!.stamp
     if (event.kind === 'notification' && event.id > current.notification) current.notification = event.id
     if (event.kind === 'command' && event.id > current.command) current.command = event.id
@@ -116,13 +142,13 @@ export async function createOrderedDoorbell (
     }
   }
 
-  const scheduleCheck = (): void => {
+  const scheduleCheck = (delay = settleCheckMs): void => {
     if (checkTimer !== undefined || closed) return
     const head = mark!.clock
     checkTimer = setTimeout(() => {
       checkTimer = undefined
       void checkGap(head)
-    }, settleCheckMs)
+    }, delay)
     checkTimer.unref()
   }
 
@@ -140,7 +166,7 @@ export async function createOrderedDoorbell (
         // give it one more interval before paying for a resync of every listener.
         if (settledAt !== head) {
           settledAt = head
-          scheduleCheck()
+          scheduleCheck(CONFIRM_MS)
           return
         }
         const why = 'doorbell chain has a gap (a failed write or a lost notification); resynchronising'
@@ -184,6 +210,8 @@ export async function createOrderedDoorbell (
       for (const [prev, event] of waiting) {
         if (event.order!.stamp <= mark.clock) waiting.delete(prev)
       }
+      // What the re-read covers is not known per device.
+      floor = mark.clock
     })()
     try {
       await syncing
@@ -235,6 +263,9 @@ export async function createOrderedDoorbell (
     },
     mark () {
       return { ...mark! }
+    },
+    newestFor (kind, deviceId) {
+      return Math.max(newest.get(kind)?.get(deviceId) ?? 0, floor)
     },
     caughtUp () {
       if (written <= mark!.clock || closed) return Promise.resolve()

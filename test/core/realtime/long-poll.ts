@@ -161,3 +161,14 @@ t.test('a cursor at or past the mark costs no read: what follows arrives live', 
   t.same(await answer, [3])
   t.equal(reads, 0, 'no backlog read')
 })
+
+t.test('a stream whose doorbell knows nothing newer for it skips the backlog read', async (t) => {
+  const doorbell = createMemoryDoorbell()
+  const rows = [1, 2, 3].map((id) => ({ id, ts: id }))
+  let reads = 0
+  const quiet = poll(spec(rows, doorbell, { after: 1, quiet: () => true, readAfter: async () => { reads++; return [] } }), { waitSeconds: 0 })
+  t.same(await quiet, [])
+  t.equal(reads, 0, 'no read')
+  const busy = poll(spec(rows, doorbell, { after: 1, quiet: () => false }), { waitSeconds: 0 })
+  t.same(await busy, [2, 3], 'otherwise the backlog is read')
+})

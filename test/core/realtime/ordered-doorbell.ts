@@ -127,3 +127,19 @@ t.test('caughtUp waits until this process\'s own acknowledged writes are release
   t.ok(Date.now() - started >= 90, 'a NOTIFY that does not come holds a reader only up to the cap')
   t.equal(doorbell.mark().clock, 11)
 })
+
+t.test('newestFor: the newest stamp released per kind and device, never below the last resync', async (t) => {
+  const { inner, draw, doorbell } = await setup(t)
+  t.equal(doorbell.newestFor('command', 'd'), 10, 'nothing known per device below the first mark')
+  await inner.publish({ ...chained('command', 5, 10, 11), deviceId: 'a' })
+  await inner.publish({ ...chained('notification', 4, 11, 12), deviceId: 'a' })
+  await inner.publish({ ...chained('command', 6, 12, 13), deviceId: 'b' })
+  t.equal(doorbell.newestFor('command', 'a'), 11)
+  t.equal(doorbell.newestFor('notification', 'a'), 12)
+  t.equal(doorbell.newestFor('command', 'b'), 13)
+  t.equal(doorbell.newestFor('command-update', 'a'), 10, 'a kind never released for the device: the floor')
+  draw.at = { stamp: 20, notification: 9, command: 9, nextXid: 70 }
+  await inner.publish({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await eventually(() => doorbell.mark().clock === 20)
+  t.equal(doorbell.newestFor('command', 'a'), 20, 'after a resync nothing is known per device below its mark')
+})

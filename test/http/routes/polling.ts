@@ -317,10 +317,11 @@ t.test('shutdown: pending polls answer [] before the server closes', async (t) =
     call(`${base}/device/command/poll?waitTimeout=60&names=never-sent`, h.adminToken)
   ]
   // Both polls must be parked before the command exists, or the command poll could take it.
-  await eventually(() => doorbellOf(h).size === 2)
+  // Parked = registered and done opening (a stream still opening is not released by the close).
+  await eventually(() => h.hub.stats.parkedPolls === 2)
   const command = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id
   polls.push(call(`${base}/device/${device}/command/${command}/poll?waitTimeout=60`, h.adminToken))
-  await eventually(() => doorbellOf(h).size === 3)
+  await eventually(() => h.hub.stats.parkedPolls === 3)
   const started = Date.now()
   await h.app.close()
   const results = await Promise.all(polls)
