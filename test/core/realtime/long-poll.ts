@@ -166,7 +166,8 @@ t.test('a stream whose doorbell knows nothing newer for it skips the backlog rea
   const doorbell = createMemoryDoorbell()
   const rows = [1, 2, 3].map((id) => ({ id, ts: id }))
   let reads = 0
-  const quiet = poll(spec(rows, doorbell, { after: 1, quiet: () => true, readAfter: async () => { reads++; return [] } }), { waitSeconds: 0 })
+  const counted = async (): Promise<Row[]> => { reads++; return [] }
+  const quiet = poll(spec(rows, doorbell, { after: 1, quiet: () => true, readAfter: counted }), { waitSeconds: 0 })
   t.same(await quiet, [])
   t.equal(reads, 0, 'no read')
   const busy = poll(spec(rows, doorbell, { after: 1, quiet: () => false }), { waitSeconds: 0 })
