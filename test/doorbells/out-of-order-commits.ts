@@ -6,6 +6,7 @@
 import type { StoreRing } from '../../lib/core/commands/command-ports.js'
 import type { NewNotification } from '../../lib/core/notifications/notification-ports.js'
 import { DEFAULT_HUB_CHANNEL } from '../../lib/doorbells/postgres-doorbell.js'
+import type { Test } from 'tap'
 import { startServer } from '../../lib/start-server.js'
 import { call, sleep } from '../fixtures/messaging.js'
 import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
@@ -15,15 +16,21 @@ const RING: StoreRing = { channel: DEFAULT_HUB_CHANNEL }
 const notification = (name: string, deviceId: string): NewNotification =>
   ({ notification: name, deviceId, networkId: 1, deviceTypeId: null, parameters: null })
 
-postgresTest('a write committed out of stamp order reaches cursor readers in stamp order', async (t, adminUrl) => {
+/** A server on a fresh database with one device that has written one notification ('before'). */
+async function serverWithDevice (t: Test, adminUrl: string, device: string) {
   const db = await createTestDatabase(t, adminUrl)
   const server = await startServer({ db, jwtSecret: 'order-test-secret', admin: { password: 'order-test-password' } })
   t.teardown(() => server.close())
   const { accessToken: token } = await server.adminTokens()
   const base = server.url
-  t.equal((await call(`${base}/device/ooo-1`, token, { method: 'PUT', body: { name: 'ooo-1', networkId: 1 } })).status, 204)
-  const first = await call(`${base}/device/ooo-1/notification`, token, { method: 'POST', body: { notification: 'before' } })
-  let cursor = first.body.timestamp as string
+  t.equal((await call(`${base}/device/${device}`, token, { method: 'PUT', body: { name: device, networkId: 1 } })).status, 204)
+  const first = await call(`${base}/device/${device}/notification`, token, { method: 'POST', body: { notification: 'before' } })
+  return { server, token, base, first: first.body.timestamp as string }
+}
+
+postgresTest('a write committed out of stamp order reaches cursor readers in stamp order', async (t, adminUrl) => {
+  const { server, token, base, first } = await serverWithDevice(t, adminUrl, 'ooo-1')
+  let cursor = first
 
   // A transaction draws stamp s1 and stays open; a plain write then draws s2 > s1 and commits.
   let commitSlow!: () => void
@@ -66,14 +73,8 @@ postgresTest('a write committed out of stamp order reaches cursor readers in sta
 })
 
 postgresTest('a write that drew and failed leaves a hole that resolves into a re-read', async (t, adminUrl) => {
-  const db = await createTestDatabase(t, adminUrl)
-  const server = await startServer({ db, jwtSecret: 'hole-test-secret', admin: { password: 'hole-test-password' } })
-  t.teardown(() => server.close())
-  const { accessToken: token } = await server.adminTokens()
-  const base = server.url
-  t.equal((await call(`${base}/device/hole-1`, token, { method: 'PUT', body: { name: 'hole-1', networkId: 1 } })).status, 204)
-  const first = await call(`${base}/device/hole-1/notification`, token, { method: 'POST', body: { notification: 'before' } })
-  const parked = call(`${base}/device/hole-1/notification/poll?timestamp=${first.body.timestamp}&waitTimeout=10`, token)
+  const { server, token, base, first } = await serverWithDevice(t, adminUrl, 'hole-1')
+  const parked = call(`${base}/device/hole-1/notification/poll?timestamp=${first}&waitTimeout=10`, token)
   await sleep(100)
 
   // Draws its stamp, then fails (a device id longer than the column): the stamp is never written.

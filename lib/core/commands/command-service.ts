@@ -2,6 +2,7 @@
  * Device commands (spec §6.2-§6.8): query, get, insert, update, long polls and the wait for
  * a command's result. Inserts and updates ring the doorbell inside their transaction.
  */
+import { doorbellHighWater, quietAfter } from '../realtime/doorbell-mark.js'
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
@@ -164,17 +165,11 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
 
   async highWater (): Promise<HighWater> {
     if (this.mark !== undefined) return this.mark()
-    const { doorbell } = this.ctx
-    if (doorbell.mark === undefined) return this.ctx.store.commands.highWater()
-    await doorbell.caughtUp?.()
-    const mark = doorbell.mark()!
-    return { id: mark.command, clock: mark.clock }
+    return await doorbellHighWater(this.ctx.doorbell, 'command') ?? await this.ctx.store.commands.highWater()
   }
 
   quiet (after: number): boolean {
-    const { doorbell } = this.ctx
-    const ids = this.selector.deviceIds
-    return ids?.length === 1 && doorbell.newestFor !== undefined && doorbell.newestFor(this.kind, ids[0]!) <= after
+    return quietAfter(this.ctx.doorbell, this.kind, this.selector.deviceIds, after)
   }
 
   // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.

@@ -1,6 +1,7 @@
 /**
  * Device notifications (spec §6.9-§6.13): query, get, insert and long polls.
  */
+import { doorbellHighWater, quietAfter } from '../realtime/doorbell-mark.js'
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
@@ -137,17 +138,11 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
   }
 
   async highWater (): Promise<HighWater> {
-    const { doorbell } = this.ctx
-    if (doorbell.mark === undefined) return this.ctx.store.notifications.highWater()
-    await doorbell.caughtUp?.()
-    const mark = doorbell.mark()!
-    return { id: mark.notification, clock: mark.clock }
+    return await doorbellHighWater(this.ctx.doorbell, 'notification') ?? await this.ctx.store.notifications.highWater()
   }
 
   quiet (after: number): boolean {
-    const { doorbell } = this.ctx
-    const ids = this.selector.deviceIds
-    return ids?.length === 1 && doorbell.newestFor !== undefined && doorbell.newestFor('notification', ids[0]!) <= after
+    return quietAfter(this.ctx.doorbell, 'notification', this.selector.deviceIds, after)
   }
 
   // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.
