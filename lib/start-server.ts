@@ -32,6 +32,8 @@ export interface StartServerOptions {
   retentionMs?: number
   logger?: FastifyServerOptions['logger']
   bodyLimit?: number
+  /** Behind a reverse proxy: whose `X-Forwarded-For` names the client (see buildServer; default none). */
+  trustProxy?: FastifyServerOptions['trustProxy']
   /** Prometheus metrics at `GET /metrics` (default false; see buildServer). */
   metrics?: boolean | MetricsOptions
   /**
@@ -105,7 +107,9 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   const basePath = normaliseBasePath(options.basePath ?? '/api/rest')
   let app: FastifyInstance
   try {
-    app = await buildServer({ hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, metrics: options.metrics, console: options.console })
+    app = await buildServer({
+      hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, trustProxy: options.trustProxy, metrics: options.metrics, console: options.console
+    })
   } catch (error) {
     await hub.close()
     throw error

@@ -40,6 +40,14 @@ function integer (min: number, max: number) {
   }
 }
 
+/** `--trust-proxy`: addresses and CIDR ranges (Fastify's `trustProxy`), or true for any (only when nothing reaches devicehub past the proxy). */
+function trustProxy (value: string): boolean | string {
+  const text = value.trim()
+  if (/^(true|false)$/i.test(text)) return text.toLowerCase() === 'true'
+  if (!/^[\w.:/,\s%-]+$/.test(text)) throw new InvalidArgumentError('expected addresses or CIDR ranges (comma-separated), or true')
+  return text
+}
+
 function duration (value: string): number {
   try {
     return parseDuration(value)
@@ -93,6 +101,8 @@ export function createCli (io: CliIo = defaultIo): Command {
       .env('DEVICEHUB_DURABILITY').choices(['normal', 'full'])
       .default(undefined, 'normal on SQLite, the server\'s setting (full) on PostgreSQL'))
     .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
+    .addOption(new Option('--trust-proxy <proxies>', 'behind a reverse proxy: its addresses or CIDR ranges (comma-separated), ' +
+      'whose X-Forwarded-For then names the client (login throttling counts per client)').env('DEVICEHUB_TRUST_PROXY').argParser(trustProxy))
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .addOption(new Option('--log-format <format>', 'pretty (one readable line per record) or json (JSON lines)')

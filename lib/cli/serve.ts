@@ -34,6 +34,8 @@ export interface ServeOptions {
   console: boolean
   /** SQLite `synchronous`: normal (default) or full. */
   durability?: 'normal' | 'full'
+  /** --trust-proxy: the proxies whose `X-Forwarded-For` names the client (login throttling counts per client). */
+  trustProxy?: boolean | string
 }
 
 export async function runServe (options: ServeOptions, io: CliIo): Promise<void> {
@@ -51,6 +53,7 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     presence: { windowMs: options.presenceWindow, notifications: options.presenceNotifications },
     console: options.console,
     bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy,
     durability: options.durability,
     logger: createLoggerOptions({ level: options.logLevel, format: options.logFormat, colour: process.stdout.isTTY }),
     metrics: options.metrics

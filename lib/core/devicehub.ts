@@ -148,7 +148,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     ? await createOrderedDoorbell(doorbell, store.stampOrder, { logger })
     : undefined
   const order = ordered === undefined ? undefined : () => ({ waiting: ordered.waiting, resyncs: ordered.resyncs })
-  const recorder = createStatsRecorder(() => waiters.size, order)
+  const recorder = createStatsRecorder(() => waiters.size, order, auth.loginStats)
   // Services ring a counting wrapper; `hub.doorbell` stays the doorbell the caller gave.
   const counted = countingDoorbell(ordered ?? doorbell, recorder.messageCounts)
   const presence = createPresence({ store, doorbell: counted, clock, logger }, options.presence)

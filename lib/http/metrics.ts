@@ -1,8 +1,8 @@
 /**
  * Prometheus metrics through prom-client: HTTP requests by route and status with latency
  * histograms, parked long polls, WebSocket sessions and subscriptions (when a source reports
- * them), messages written by kind, store query latency, retention pruning and the process
- * metrics. Off by default: `buildServer({ metrics: true })` / `devicehub serve --metrics`.
+ * them), messages written by kind, store query latency, retention pruning, refused logins and
+ * distributed login guessing, and the process metrics. Off by default: `buildServer({ metrics: true })` / `devicehub serve --metrics`.
  */
 import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
@@ -126,6 +126,34 @@ export function installMetrics (app: FastifyInstance, hub: DeviceHub, options: M
       this.reset()
       this.inc({ result: 'ok' }, hub.stats.retention.passes)
       this.inc({ result: 'failed' }, hub.stats.retention.failures)
+    }
+  })
+  new Counter({
+    name: 'devicehub_login_failures_total',
+    help: 'Refused logins (POST /token, WebSocket token), by reason: invalid (wrong password or unknown login), ' +
+      'throttled (429), inactive (right password, locked or disabled user)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect () {
+      this.reset()
+      for (const [reason, count] of Object.entries(hub.stats.logins.failures)) this.inc({ reason }, count)
+    }
+  })
+  new Counter({
+    name: 'devicehub_login_guessing_alerts_total',
+    help: 'Distributed login guessing: times failures for one login came from many client addresses within a window',
+    registers: [registry],
+    collect () {
+      this.reset()
+      this.inc(hub.stats.logins.guessingAlerts)
+    }
+  })
+  new Gauge({
+    name: 'devicehub_logins_under_guessing',
+    help: 'Logins with a distributed-guessing alert within the last window',
+    registers: [registry],
+    collect () {
+      this.set(hub.stats.logins.loginsUnderGuessing)
     }
   })
   const queries = new Histogram({

@@ -60,6 +60,11 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
   installAuthHook(instance, hub)
   // Pending long polls answer `[]` before the server stops, so close never waits on them.
   instance.addHook('preClose', async () => hub.releaseWaiters())
+  // One warning per login and window when many addresses fail it (never the password).
+  const stopWatching = hub.tokens.watchGuessing(({ login, addresses, failures, windowMs }) => {
+    instance.log.warn({ login, addresses, failures, windowMinutes: windowMs / 60_000 }, 'distributed login guessing: one login failed from many addresses')
+  })
+  instance.addHook('onClose', async () => stopWatching())
 
   if (!instance.hasDecorator('swagger')) {
     await instance.register(swagger, {

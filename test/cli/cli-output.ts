@@ -30,7 +30,7 @@ t.test('--help lists every flag of every command, without internal labels', asyn
   const text = help.stdout()
   for (const flag of ['--port', '--host', '--base-path', '--db', '--jwt-secret', '--admin-login', '--admin-password',
     '--access-token-lifetime', '--refresh-token-lifetime', '--retention', '--max-take', '--body-limit', '--log-level',
-    '--log-format', '--metrics', '--login', 'DEVICEHUB_PORT']) {
+    '--log-format', '--metrics', '--trust-proxy', '--login', 'DEVICEHUB_PORT']) {
     t.match(text, flag, flag)
   }
   t.notMatch(text, /\(R\d+\)|\(D\d+\)/, 'no spec labels')

@@ -13,6 +13,7 @@ import { Action as A, CLIENT_ACTIONS, expandActions, parseAction } from './actio
 import type { AccessTokenView, TokenPair } from './auth-schemas.js'
 import type { JwtCodec, PluginTokenPayload, TokenPayload, TokenType as TokenTypeValue, UserTokenPayload } from './jwt.js'
 import { TokenRejectedError, TokenType, isUserPayload } from './jwt.js'
+import type { GuessingAlert } from './guessing-watch.js'
 import type { LoginThrottle } from './login-throttle.js'
 import { createLoginThrottle } from './login-throttle.js'
 import { hashPassword, verifyPassword } from './passwords.js'
@@ -44,15 +45,36 @@ export interface TokenCreateRequest {
   refreshExpiration?: unknown
 }
 
+/** Login outcomes an operator watches (the HTTP adapter turns them into metrics). */
+export interface LoginStats {
+  /** Refused logins since start: wrong password or unknown login (401), held back (429), right password of a locked or disabled user. */
+  readonly failures: { readonly invalid: number, readonly throttled: number, readonly inactive: number }
+  /** Distributed-guessing alerts raised since start. */
+  readonly guessingAlerts: number
+  /** Logins whose failures came from many client addresses within the last window. */
+  readonly loginsUnderGuessing: number
+}
+
 /** Why an access token failed (§1.7); REST and WebSocket word these differently. */
 export type AuthFailure = 'invalid' | 'type' | 'expired' | 'subject'
 
 export interface AuthService {
   /**
-   * `POST /token`: login and password to a token pair. Failed attempts are throttled per login
-   * and per `client.address` (429 with a retry delay while held back).
+   * `POST /token` and the WebSocket `token` action: login and password to a token pair. Failed
+   * attempts are throttled per `client.address` and per login from that address (429 with a
+   * retry delay while held back); attempts without an address share one.
    */
   login(login: unknown, password: unknown, client?: { address?: string }): Promise<TokenPair>
+  /** Counters of refused logins and distributed guessing. */
+  readonly loginStats: LoginStats
+  /**
+   * Calls `listener` with each distributed-guessing alert (many addresses failing one login);
+   * returns the function that stops it. The HTTP adapter logs them as warnings.
+   *
+   * @example
+   * const stop = hub.tokens.watchGuessing((alert) => log.warn({ login: alert.login }, 'distributed login guessing'))
+   */
+  watchGuessing(listener: (alert: GuessingAlert) => void): () => void
   /** `POST /token/create` (ManageToken; D1 limits non-admin callers). */
   createTokens(principal: Principal | undefined, request: TokenCreateRequest | undefined): Promise<TokenPair>
   /** `POST /token/refresh`: a new access token from a refresh token. */
@@ -94,6 +116,27 @@ const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAA
 
 export function createAuthService ({ store, jwt, clock, lifetimes, throttle: givenThrottle }: AuthServiceOptions): AuthService {
   const throttle = givenThrottle ?? createLoginThrottle({ clock })
+  const failures = { invalid: 0, throttled: 0, inactive: 0 }
+  const guessingListeners = new Set<(alert: GuessingAlert) => void>()
+  const loginStats: LoginStats = {
+    failures,
+    get guessingAlerts () {
+      return throttle.guessing.alerts
+    },
+    get loginsUnderGuessing () {
+      return throttle.guessing.loginsUnderGuessing
+    }
+  }
+
+  function raise (alert: GuessingAlert): void {
+    for (const listener of guessingListeners) {
+      try {
+        listener(alert)
+      } catch {
+        // A listener's fault never turns a 401 into a 500.
+      }
+    }
+  }
 
   /** The LOCKED policy: only when an operator set `user.login.maxAttempts` explicitly (> 0). */
   async function lockAfter (): Promise<number | undefined> {
@@ -191,6 +234,12 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
     },
     decode: (token) => jwt.decode(token),
     verifyAccessToken,
+    loginStats,
+    watchGuessing (listener) {
+      const own = (alert: GuessingAlert): void => listener(alert)
+      guessingListeners.add(own)
+      return () => guessingListeners.delete(own)
+    },
 
     async noteSessionLogin (principal) {
       if (principal.kind === 'user') await touchLastLogin(principal.user)
@@ -209,8 +258,9 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       }
       const name = login.trim()
       const address = client?.address
-      const wait = throttle.retryAfter(name, address)
+      const wait = throttle.attempt(name, address)
       if (wait > 0) {
+        failures.throttled++
         const seconds = Math.ceil(wait / 1000)
         throw new DeviceHubError('TOO_MANY_REQUESTS', `Too many failed login attempts. Retry in ${seconds} s`, { retryAfterSeconds: seconds })
       }
@@ -218,7 +268,10 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       // The same work and the same answer whether the login exists or the password is wrong.
       const check = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH)
       if (user === undefined || !check.ok) {
-        throttle.failed(name, address)
+        failures.invalid++
+        const alert = throttle.failed(name, address)
+        if (alert !== undefined) raise(alert)
+        // Only failures that got past the throttle reach this counter.
         if (user !== undefined) {
           const limit = await lockAfter()
           const attempts = user.loginAttempts + 1
@@ -229,9 +282,12 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
         }
         throw unauthorized(INVALID_CREDENTIALS)
       }
-      throttle.succeeded(name)
+      throttle.succeeded(name, address)
       // Only someone who knows the password learns the account's status.
-      if (user.status !== UserStatus.Active) throw unauthorized('User is locked or disabled')
+      if (user.status !== UserStatus.Active) {
+        failures.inactive++
+        throw unauthorized('User is locked or disabled')
+      }
       const extra: UserPatch = {}
       if (user.loginAttempts !== 0) extra.loginAttempts = 0
       // The same password rehashed: no token is revoked by it.

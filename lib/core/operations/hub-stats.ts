@@ -2,6 +2,7 @@
  * Counters an operator reads (the HTTP adapter turns them into Prometheus metrics). Plain numbers
  * in the core, so the core stays free of any metrics library; counting costs one increment.
  */
+import type { LoginStats } from '../auth/auth-service.js'
 import type { Store } from '../ports.js'
 import { shareDispatcher } from '../realtime/dispatcher.js'
 import type { Doorbell, DoorbellEvent, DoorbellEventKind } from '../realtime/doorbell.js'
@@ -21,9 +22,12 @@ export interface HubStats {
    * stamp, a LISTEN reconnect). A `waiting` that stays up means a writer is stuck mid-transaction.
    */
   readonly doorbellOrder: { readonly waiting: number, readonly resyncs: number }
+  /** Refused logins by reason, and distributed guessing (many addresses failing one login). */
+  readonly logins: LoginStats
 }
 
 const NO_ORDER = { waiting: 0, resyncs: 0 }
+const NO_LOGINS: LoginStats = { failures: { invalid: 0, throttled: 0, inactive: 0 }, guessingAlerts: 0, loginsUnderGuessing: 0 }
 
 /** The mutable side of {@link HubStats}, owned by createDeviceHub(). */
 export interface StatsRecorder {
@@ -34,7 +38,11 @@ export interface StatsRecorder {
   pruneFailed(): void
 }
 
-export function createStatsRecorder (parkedPolls: () => number, order: () => HubStats['doorbellOrder'] = () => NO_ORDER): StatsRecorder {
+export function createStatsRecorder (
+  parkedPolls: () => number,
+  order: () => HubStats['doorbellOrder'] = () => NO_ORDER,
+  logins: LoginStats = NO_LOGINS
+): StatsRecorder {
   const messagesWritten: Record<MessageKind, number> = { command: 0, 'command-update': 0, notification: 0 }
   const retention = { prunedRows: 0, passes: 0, failures: 0 }
   return {
@@ -46,7 +54,8 @@ export function createStatsRecorder (parkedPolls: () => number, order: () => Hub
       retention,
       get doorbellOrder () {
         return order()
-      }
+      },
+      logins
     },
     messageCounts: messagesWritten,
     pruned (rows) {

@@ -162,7 +162,8 @@ const CATALOGUE: Record<string, ActionHandler> = {
 
   token: {
     public: true,
-    run: async ({ hub }, f) => hub.tokens.login(f.login, f.password)
+    // Throttled by the client's address like `POST /token`.
+    run: async ({ hub, session }, f) => hub.tokens.login(f.login, f.password, { address: session.clientAddress })
   },
   'token/create': {
     run: async ({ hub, principal }, f) => {

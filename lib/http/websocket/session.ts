@@ -34,6 +34,8 @@ export interface SessionOptions {
   logger: FastifyBaseLogger
   /** `server/info`'s `restServerUrl`. */
   restServerUrl: string
+  /** The client's address (Fastify's `request.ip` of the upgrade): the `token` action is throttled by it. */
+  clientAddress?: string
   limits: SessionLimits
   /** From a bearer header on the upgrade request (§6.1). */
   principal?: Principal
@@ -75,6 +77,7 @@ export class WebSocketSession implements RegisteredSession {
   principal: Principal | undefined
   private token: string | undefined
   readonly restServerUrl: string
+  readonly clientAddress: string | undefined
   private readonly subscriptions = new Map<number, Subscription>()
   private chain: Promise<void> = Promise.resolve()
   private closed = false
@@ -86,6 +89,7 @@ export class WebSocketSession implements RegisteredSession {
     this.principal = options.principal
     this.token = options.token
     this.restServerUrl = options.restServerUrl
+    this.clientAddress = options.clientAddress
     options.registry.add(this)
     socket.on('message', this.onMessage)
     socket.on('pong', () => { this.alive = true })
