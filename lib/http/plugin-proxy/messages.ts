@@ -11,6 +11,7 @@ import { commandView } from '../../core/commands/command-views.js'
 import type { NotificationRecord } from '../../core/notifications/notification-ports.js'
 import { notificationView } from '../../core/notifications/notification-service.js'
 import type { PluginDeliveryItem } from '../../core/plugins/plugin-delivery.js'
+import { echoableId } from '../inbound-frame.js'
 
 /** A request as clients send it; every member is optional and checked by the session. */
 export const ProxyRequest = Type.Object({
@@ -97,18 +98,23 @@ export type EventText = Static<typeof EventText>
 export const EventCode = { notification: 10, command: 21, 'command-update': 23 } as const
 
 /**
- * A reply in DeviceHive's key order; `id` and `a` only when the request had them.
+ * A reply in DeviceHive's key order; `id` and `a` only when the request had them as a string or
+ * number, `t` the request's string or number `t`, else `ack`.
  *
  * @example
  * encodeReply({ id: '7', t: 'topic', a: 'subscribe' }, 1, { m: 'Plugin not authorized' })
  * // '{"id":"7","t":"topic","a":"subscribe","s":1,"p":{"m":"Plugin not authorized"}}'
  */
 export function encodeReply (request: { id?: unknown, t?: unknown, a?: unknown }, s: 0 | 1, p?: unknown): string {
-  const reply: ProxyReply = { t: request.t === undefined || request.t === null || request.t === false || request.t === '' || request.t === 0 ? 'ack' : request.t, s }
+  // Only strings and numbers are echoed: a nested `id`, `t` or `a` is never serialised back.
+  const id = echoableId(request.id)
+  const t = echoableId(request.t)
+  const a = echoableId(request.a)
+  const reply: ProxyReply = { t: t === null || t === '' || t === 0 ? 'ack' : t, s }
   const ordered: Record<string, unknown> = {}
-  if (request.id !== undefined && request.id !== null) ordered.id = request.id
+  if (id !== null) ordered.id = id
   ordered.t = reply.t
-  if (request.a !== undefined && request.a !== null) ordered.a = request.a
+  if (a !== null) ordered.a = a
   ordered.s = s
   if (p !== undefined) ordered.p = p
   return JSON.stringify(ordered)

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { DeviceHub } from '../../core/devicehub.js'
+import { FRAME_TOO_BIG, readFrame } from '../inbound-frame.js'
 import { createProxySession } from './session.js'
 
 export interface PluginProxyOptions {
@@ -18,6 +19,8 @@ export interface PluginProxyOptions {
   pingIntervalMs?: number
   /** A connection that has not authenticated by then is closed with 1008 (default 60 s). */
   authTimeoutMs?: number
+  /** Frames received and not yet answered per connection; one more closes it with 1008 (default 1,000). */
+  maxPendingFrames?: number
   /** The URL `proxyEndpoint` reports (default: derived from each request, like `webSocketServerUrl`). */
   url?: string
 }
@@ -82,8 +85,10 @@ export function pluginProxyRoute (app: FastifyInstance, hub: DeviceHub, options:
           }
           setTimeout(check, 5)
         })
-      }
-    })
+      },
+      pause: () => socket.pause(),
+      resume: () => socket.resume()
+    }, { maxPendingFrames: options.maxPendingFrames })
     const timer = setTimeout(() => {
       if (!session.authenticated) close(1008, 'Authentication timeout')
     }, authTimeout)
@@ -91,11 +96,19 @@ export function pluginProxyRoute (app: FastifyInstance, hub: DeviceHub, options:
 
     socket.on('pong', () => { state.alive = true })
     // Text frames, and binary ones read as UTF-8 (§1).
+    // Size and depth are checked before anything parses or echoes the frame (one shared reader).
     socket.on('message', (data) => {
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(new Uint8Array(data))
-      // The server's maxPayload already holds this back; kept for a host-registered WebSocket server.
-      if (bytes.length > maxFrame) return close(1009, 'Message too big')
-      session.receive(bytes.toString('utf8'))
+      try {
+        if (closing) return
+        const read = readFrame(data, { maxBytes: maxFrame })
+        // The server's maxPayload usually holds this back; not when it allows the API's larger frames.
+        if (read.kind === 'too-big') return close(FRAME_TOO_BIG.code, FRAME_TOO_BIG.reason)
+        session.receive(read)
+      } catch (error) {
+        // A listener that threw would escape into the process: only this connection goes.
+        hub.logger.error({ err: error }, 'plugin proxy frame failed')
+        socket.terminate()
+      }
     })
     socket.on('error', () => socket.terminate())
     socket.on('close', () => {

@@ -10,6 +10,9 @@ import { ProxyMessages, ProxyRefusal, authenticatePluginToken } from '../../core
 import type { PluginTokenPayload } from '../../core/auth/jwt.js'
 import { PluginStatus } from '../../core/plugins/plugin-ports.js'
 import { decodeFeedCursor } from '../../core/realtime/message-feed.js'
+import type { FrameQueue } from '../frame-queue.js'
+import { createFrameQueue } from '../frame-queue.js'
+import type { InboundFrame } from '../inbound-frame.js'
 import type { AuthenticatePayload, TopicPayload } from './messages.js'
 import { HEALTH, encodeDelivery, encodeReply } from './messages.js'
 
@@ -19,15 +22,26 @@ export interface ProxySessionTransport {
   close(code: number, reason: string): void
   /** Resolves when the outbound buffer has room again; undefined = it has room now. */
   ready(): Promise<void> | undefined
+  /** Stop and restart reading from the connection while many frames are queued (optional). */
+  pause?(): void
+  resume?(): void
+}
+
+export interface ProxySessionOptions {
+  /** Frames received and not yet answered: one more closes the connection with 1008 (default 1,000). */
+  maxPendingFrames?: number
 }
 
 export interface ProxySession {
-  /** A text frame (binary frames are passed decoded as UTF-8). */
-  receive(text: string): void
+  /** One frame, already bounded and parsed by `readFrame` (binary frames are read as UTF-8). */
+  receive(frame: InboundFrame): void
   /** The connection closed: drops the subscription; the plugin's last connection sets it INACTIVE. */
   closed(): Promise<void>
   readonly authenticated: boolean
 }
+
+/** Close of a connection that queued more frames than it may. */
+export const TOO_MANY_PENDING = { code: 1008, reason: 'Too many pending messages' } as const
 
 /** Close code and reason when the plugin is deleted (P8). */
 export const PLUGIN_GONE = { code: 1008, reason: ProxyMessages.notFound } as const
@@ -46,12 +60,22 @@ interface Binding {
 /**
  * @example
  * const session = createProxySession(hub, { send: (text) => socket.send(text), close: (c, r) => socket.close(c, r), ready: () => undefined })
- * socket.on('message', (data) => session.receive(data.toString('utf8')))
+ * socket.on('message', (data) => session.receive(readFrame(data, { maxBytes: 64 * 1024 })))
  */
-export function createProxySession (hub: DeviceHub, transport: ProxySessionTransport): ProxySession {
+export function createProxySession (hub: DeviceHub, transport: ProxySessionTransport, options: ProxySessionOptions = {}): ProxySession {
   let binding: Binding | undefined
   let ended = false
-  let queue: Promise<void> = Promise.resolve()
+  // Total: `handle` answers every failure itself; anything that still escapes closes only this connection.
+  const queue: FrameQueue = createFrameQueue({
+    maxPending: options.maxPendingFrames,
+    onOverflow: () => transport.close(TOO_MANY_PENDING.code, TOO_MANY_PENDING.reason),
+    onError (error) {
+      hub.logger.error({ err: error }, 'plugin proxy frame failed')
+      transport.close(1011, 'Internal error')
+    },
+    pause: () => transport.pause?.(),
+    resume: () => transport.resume?.()
+  })
 
   const member: PluginMember = {
     deliver (item: PluginDeliveryItem) {
@@ -157,13 +181,11 @@ export function createProxySession (hub: DeviceHub, transport: ProxySessionTrans
     }
   }
 
-  async function frame (text: string): Promise<void> {
-    let value: unknown
-    try {
-      value = JSON.parse(text)
-    } catch (error) {
-      return fail({}, (error as Error).message)
-    }
+  async function frame (read: InboundFrame): Promise<void> {
+    // Refused before parsing (too deep) or unparseable: `ack`, no id, the reason (3.4).
+    if (read.kind === 'too-deep' || read.kind === 'malformed') return fail({}, read.message)
+    if (read.kind !== 'json') return
+    const value = read.value
     if (Array.isArray(value)) {
       // P9: in order, each on its own; an empty batch gets no reply.
       for (const element of value) {
@@ -176,15 +198,15 @@ export function createProxySession (hub: DeviceHub, transport: ProxySessionTrans
   }
 
   return {
-    receive (text) {
-      queue = queue.then(() => frame(text))
+    receive (read) {
+      if (!ended) queue.push(read.bytes, async () => frame(read))
     },
 
     async closed () {
       if (ended) return
       ended = true
       // Wait for the request in progress: an authenticate may be binding right now.
-      await queue
+      await queue.idle()
       await binding?.connection.close()
     },
 

@@ -6,6 +6,7 @@
 import type { DeviceHubErrorCode } from '../../core/errors.js'
 import { isDeviceHubError } from '../../core/errors.js'
 import { STATUS_BY_CODE } from '../error-handler.js'
+import { echoableId } from '../inbound-frame.js'
 
 /** A parsed request frame: a JSON object; `action` is checked by the dispatcher. */
 export type RequestFrame = Record<string, unknown>
@@ -13,17 +14,33 @@ export type RequestFrame = Record<string, unknown>
 export const MALFORMED_JSON = JSON.stringify({ code: 400, status: 'error', error: 'Malformed Json received.' })
 
 /**
- * The success reply: `action`, `requestId` (null when absent), `status`, then the result fields.
+ * The answer to a frame that was refused before it was parsed (too deeply nested): like
+ * {@link MALFORMED_JSON}, with no `action` or `requestId`, since none was read.
+ *
+ * @example
+ * refusalFrame('JSON value is nested too deeply: at most 400 levels')
+ */
+export function refusalFrame (error: string): string {
+  return JSON.stringify({ code: 400, status: 'error', error })
+}
+
+// Only a string action and a string or number requestId are echoed: anything else a client
+// sent there (an object, an array, however nested) is answered as null, never serialised back.
+const echoAction = (action: unknown): string | null => typeof action === 'string' ? action : null
+
+/**
+ * The success reply: `action`, `requestId` (null when absent or neither a string nor a number),
+ * `status`, then the result fields.
  *
  * @example
  * successFrame('server/info', 7, { info }) // '{"action":"server/info","requestId":7,"status":"success","info":{...}}'
  */
 export function successFrame (action: unknown, requestId: unknown, result: object | undefined): string {
-  return JSON.stringify({ action, requestId: requestId ?? null, status: 'success', ...result })
+  return JSON.stringify({ action: echoAction(action), requestId: echoableId(requestId), status: 'success', ...result })
 }
 
 export function errorFrame (action: unknown, requestId: unknown, code: number, error: string): string {
-  return JSON.stringify({ action, requestId: requestId ?? null, code, status: 'error', error })
+  return JSON.stringify({ action: echoAction(action), requestId: echoableId(requestId), code, status: 'error', error })
 }
 
 /** The status a core error code maps to; anything unknown is the client's fault, never a 500 (§6.7). */

@@ -8,13 +8,16 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { RawData, WebSocket } from 'ws'
 import type { Principal } from '../../core/auth/principal.js'
 import type { DeviceHub } from '../../core/devicehub.js'
-import { unauthorized } from '../../core/errors.js'
+import { DeviceHubError, unauthorized } from '../../core/errors.js'
 import type { MessageStream } from '../../core/realtime/message-stream.js'
 import { StreamRevokedError } from '../../core/realtime/message-stream.js'
+import type { FrameQueue } from '../frame-queue.js'
+import { DEFAULT_MAX_PENDING_FRAMES, createFrameQueue } from '../frame-queue.js'
+import { FRAME_TOO_BIG, readFrame } from '../inbound-frame.js'
 import type { ActionHandler } from './actions.js'
 import { ACTIONS } from './actions.js'
 import type { RequestFrame } from './frames.js'
-import { MALFORMED_JSON, errorFrame, pushFrame, statusOf, successFrame } from './frames.js'
+import { MALFORMED_JSON, errorFrame, pushFrame, refusalFrame, statusOf, successFrame } from './frames.js'
 import type { RegisteredSession, WebSocketRegistry } from './registry.js'
 
 export type SubscriptionKind = 'command' | 'notification'
@@ -24,9 +27,34 @@ export interface SessionLimits {
   maxBufferedBytes: number
   /** How long queued outbound data may stay unsent before the session is cut off (default 10 s). */
   sendTimeoutMs: number
+  /** Largest inbound frame in bytes: a larger one closes the connection with 1009 (default 1 MiB). */
+  maxFrameBytes: number
+  /** Frames received and not yet answered: one more closes the connection with 1008 (default 1,000). */
+  maxPendingFrames: number
+  /** Subscriptions one connection may hold (default 1,000). */
+  maxSubscriptions: number
+  /** A session not authenticated by then is closed with 1008 (default 60 s). */
+  authTimeoutMs: number
 }
 
-export const DEFAULT_SESSION_LIMITS: SessionLimits = { maxBufferedBytes: 512 * 1024, sendTimeoutMs: 10_000 }
+export const DEFAULT_SESSION_LIMITS: SessionLimits = {
+  maxBufferedBytes: 512 * 1024,
+  sendTimeoutMs: 10_000,
+  maxFrameBytes: 1024 * 1024,
+  maxPendingFrames: DEFAULT_MAX_PENDING_FRAMES,
+  maxSubscriptions: 1000,
+  authTimeoutMs: 60_000
+}
+
+/** Close of a session that did not authenticate in time (as the plugin proxy, P12). */
+export const AUTH_TIMEOUT_CLOSE = { code: 1008, reason: 'Authentication timeout' } as const
+/** Close of a session that queued more frames than it may. */
+export const TOO_MANY_PENDING_CLOSE = { code: 1008, reason: 'Too many pending messages' } as const
+
+/** The answer (429) to a subscribe past the per-connection cap. */
+export function tooManySubscriptions (max: number): DeviceHubError {
+  return new DeviceHubError('TOO_MANY_REQUESTS', `Too many subscriptions: at most ${max} per connection`)
+}
 
 export interface SessionOptions {
   hub: DeviceHub
@@ -79,7 +107,8 @@ export class WebSocketSession implements RegisteredSession {
   readonly restServerUrl: string
   readonly clientAddress: string | undefined
   private readonly subscriptions = new Map<number, Subscription>()
-  private chain: Promise<void> = Promise.resolve()
+  private readonly queue: FrameQueue
+  private authTimer: NodeJS.Timeout | undefined
   private closed = false
   /** When outbound data was first seen queued and not yet drained (0 = nothing queued). */
   private stalledSince = 0
@@ -91,6 +120,21 @@ export class WebSocketSession implements RegisteredSession {
     this.restServerUrl = options.restServerUrl
     this.clientAddress = options.clientAddress
     options.registry.add(this)
+    const { limits } = options
+    this.queue = createFrameQueue({
+      maxPending: limits.maxPendingFrames,
+      onOverflow: () => this.close(TOO_MANY_PENDING_CLOSE.code, TOO_MANY_PENDING_CLOSE.reason),
+      onError: (error) => this.failed(error),
+      pause: () => socket.pause(),
+      resume: () => socket.resume()
+    })
+    // Many clients open the socket and authenticate later; one that never does is not kept.
+    if (this.principal === undefined) {
+      this.authTimer = setTimeout(() => {
+        if (this.principal === undefined) this.close(AUTH_TIMEOUT_CLOSE.code, AUTH_TIMEOUT_CLOSE.reason)
+      }, limits.authTimeoutMs)
+      this.authTimer.unref()
+    }
     socket.on('message', this.onMessage)
     socket.on('pong', () => { this.alive = true })
     socket.on('close', () => this.release())
@@ -104,29 +148,47 @@ export class WebSocketSession implements RegisteredSession {
     return this.subscriptions.size
   }
 
+  /**
+   * Every frame is bounded (size, then depth on the text) before it is parsed; only then is it
+   * queued. A listener that threw here would escape into the process, so this one never throws.
+   */
   private readonly onMessage = (data: RawData, isBinary: boolean): void => {
-    if (this.closed) return
-    if (isBinary) {
-      this.send(MALFORMED_JSON)
-      return
-    }
-    let frame: unknown
     try {
-      frame = JSON.parse(data.toString())
-    } catch {
-      frame = undefined
+      if (this.closed) return
+      if (isBinary) {
+        this.send(MALFORMED_JSON)
+        return
+      }
+      const read = readFrame(data, { maxBytes: this.options.limits.maxFrameBytes })
+      if (read.kind === 'too-big') {
+        this.close(FRAME_TOO_BIG.code, FRAME_TOO_BIG.reason)
+        return
+      }
+      if (read.kind === 'too-deep') {
+        this.send(refusalFrame(read.message))
+        return
+      }
+      const frame = read.kind === 'json' ? read.value : undefined
+      if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
+        this.send(MALFORMED_JSON)
+        return
+      }
+      this.queue.push(read.bytes, async () => this.handle(frame as RequestFrame))
+    } catch (error) {
+      this.failed(error)
     }
-    if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
-      this.send(MALFORMED_JSON)
-      return
-    }
-    this.chain = this.chain.then(() => this.handle(frame as RequestFrame))
+  }
+
+  /** What no handler classified: logged, and the one connection is cut off (never the process). */
+  private failed (error: unknown): void {
+    this.options.logger.error({ err: error }, 'websocket frame failed')
+    this.cutOff('frame handling failed')
   }
 
   private async handle (frame: RequestFrame): Promise<void> {
     const { action, requestId } = frame
     if (typeof action !== 'string') {
-      this.send(errorFrame(action ?? null, requestId, 400, '\'action\' field could not be parsed to known endpoint'))
+      this.send(errorFrame(null, requestId, 400, '\'action\' field could not be parsed to known endpoint'))
       return
     }
     const handler = action === 'authenticate'
@@ -185,6 +247,10 @@ export class WebSocketSession implements RegisteredSession {
     if (this.closed) {
       stream.close()
       throw unauthorized()
+    }
+    if (this.subscriptions.size >= this.options.limits.maxSubscriptions) {
+      stream.close()
+      throw tooManySubscriptions(this.options.limits.maxSubscriptions)
     }
     const subscriptionId = nextSubscriptionId()
     const info: SubscriptionInfo = {
@@ -281,6 +347,7 @@ export class WebSocketSession implements RegisteredSession {
   private release (): void {
     if (this.closed) return
     this.closed = true
+    clearTimeout(this.authTimer)
     for (const subscription of this.subscriptions.values()) subscription.stream.close()
     this.subscriptions.clear()
     this.options.registry.remove(this)

@@ -25,6 +25,12 @@ export interface WebSocketOptions {
   sendTimeoutMs?: number
   /** Ping interval (default 30 s); the first route installed for a hub sets it. */
   pingIntervalMs?: number
+  /** A session that has not authenticated by then is closed with 1008 `Authentication timeout` (default 60 s). */
+  authTimeoutMs?: number
+  /** Subscriptions per connection; one more is refused with 429 (default 1,000). */
+  maxSubscriptions?: number
+  /** Frames received and not yet answered per connection; one more closes it with 1008 (default 1,000). */
+  maxPendingFrames?: number
 }
 
 export const DEFAULT_MAX_PAYLOAD = 1024 * 1024
@@ -72,7 +78,12 @@ export function installWebSocketRoute (instance: FastifyInstance, path: string, 
   const registry = webSocketRegistry(hub, options.pingIntervalMs)
   const limits: SessionLimits = {
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_SESSION_LIMITS.maxBufferedBytes,
-    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SESSION_LIMITS.sendTimeoutMs
+    sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SESSION_LIMITS.sendTimeoutMs,
+    // The WebSocket server may allow larger frames (for a larger plugin proxy limit): this route keeps its own.
+    maxFrameBytes: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
+    maxPendingFrames: options.maxPendingFrames ?? DEFAULT_SESSION_LIMITS.maxPendingFrames,
+    maxSubscriptions: options.maxSubscriptions ?? DEFAULT_SESSION_LIMITS.maxSubscriptions,
+    authTimeoutMs: options.authTimeoutMs ?? DEFAULT_SESSION_LIMITS.authTimeoutMs
   }
   instance.get(path, {
     websocket: true,
