@@ -61,6 +61,8 @@ async function pluginToken (t: Test, h: TestApp, token: string, topic: string, a
 }
 
 const ids = (res: TestResponse): unknown[] => (res.body as Array<{ id: unknown }>).map((row) => row.id)
+/** The devices a list of messages comes from, each once. */
+const devicesOf = (res: TestResponse): string[] => [...new Set((res.body as Array<{ deviceId: string }>).map((m) => m.deviceId))].sort()
 
 async function notify (h: TestApp, deviceId: string, notification: string): Promise<void> {
   const res = await h.request('POST', `/device/${deviceId}/notification`, { body: { notification } })
@@ -95,9 +97,9 @@ async function reads (h: TestApp, token: string, w: World): Promise<Record<strin
   seen.commandsOfB = (await h.request('GET', `/device/${w.bx}/command`, as)).status
   const backlog = { timestamp: '2000-01-01T00:00:00.000', waitTimeout: 0 }
   const notifications = await h.request('GET', '/device/notification/poll', { token, query: backlog })
-  seen.notificationBacklog = (notifications.body as Array<{ deviceId: string }>).map((n) => n.deviceId).sort()
+  seen.notificationBacklog = devicesOf(notifications)
   const commands = await h.request('GET', '/device/command/poll', { token, query: backlog })
-  seen.commandBacklog = (commands.body as Array<{ deviceId: string }>).map((c) => c.deviceId).sort()
+  seen.commandBacklog = devicesOf(commands)
   seen.pollNamingB = (await h.request('GET', '/device/notification/poll', { token, query: { ...backlog, networkIds: String(w.B) } })).status
   seen.pollNamingY = (await h.request('GET', '/device/command/poll', { token, query: { ...backlog, deviceTypeIds: String(w.Y) } })).status
   return seen
@@ -199,15 +201,16 @@ t.test('an update by a narrower token narrows the plugin and ends its tokens\' w
 
   const update = await h.request('PUT', '/plugin', { token: w.narrow, query: { topicName: plugin.topicName, description: 'narrowed' } })
   t.equal(update.status, 204)
+  // Written after the update, in reach before and after it: a poll still parked would return it.
+  await notify(h, w.ax, 'after-narrowing')
   const answered = await poll.result
-  t.same([answered.status, answered.body], [200, []], 'the parked poll of the plugin token answers [] at once')
+  t.same([answered.status, answered.body], [200, []], 'the parked poll of the plugin token was answered [] by the narrowing')
   t.equal(await ws.closed, 1008, 'its WebSocket session with a subscription closes')
   t.same(await reads(h, token, w), narrowReads(w), 'the same plugin token now reads only A and X')
 
-  // The owner's own poll is not the plugin's: it goes on and gets the next write.
-  await notify(h, w.bx, 'for-the-owner')
+  // The owner's own poll is not the plugin's: it stayed parked and got the write after the update.
   const owned = await bystander.result
-  t.same(owned.body.map((n: { deviceId: string }) => n.deviceId), [w.bx], 'the owner\'s own wait was not revoked')
+  t.same(owned.body.map((n: { notification: string }) => n.notification), ['after-narrowing'], 'the owner\'s own wait was not revoked')
 
   // Tokens minted before the narrowing follow it too; the plugin's own token changes nothing.
   t.equal((await h.request('PUT', '/plugin', { token: await pluginToken(t, h, w.narrow, plugin.topicName), query: { description: 'self' } })).status, 204)
@@ -217,6 +220,14 @@ t.test('an update by a narrower token narrows the plugin and ends its tokens\' w
   t.same(ids(await h.request('GET', '/device', { token })).sort(), [w.ax, w.ay, w.bx].sort(), 'a wider token widens it again')
   const refused = await mint(h, w.narrow, plugin.topicName, [Action.GetDevice])
   t.same([refused.status, refused.body?.message], [403, 'Access is denied'], 'no plugin token from a token that reaches less than the plugin')
+
+  // Deleting the plugin ends its tokens' waits the same way.
+  const last = await parked(h, () => h.request('GET', '/device/notification/poll', { token, query: { waitTimeout: 30 } }))
+  t.equal((await h.request('DELETE', '/plugin', { token: w.owner.accessToken, query: { topicName: plugin.topicName } })).status, 204)
+  await notify(h, w.ax, 'after-delete')
+  const ended = await last.result
+  t.same([ended.status, ended.body], [200, []], 'a parked poll of a deleted plugin\'s token was answered [] by the delete')
+  t.equal((await h.request('GET', '/device', { token })).status, 401, 'and the token is refused from then on')
 })
 
 t.test('unassigning a network from the owner takes it from the plugin at once', async (t) => {
