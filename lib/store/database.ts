@@ -105,6 +105,9 @@ export interface PluginsTable {
   subscription_id: number | null
   user_id: Int
   parameters: string | null
+  /** Migration 0007: the registering or updating token's networks and device types (`*` all, else comma-separated ids). */
+  network_grant: ColumnType<string, string | undefined, string>
+  device_type_grant: ColumnType<string, string | undefined, string>
 }
 
 export interface ServerSecretsTable {

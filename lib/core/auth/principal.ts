@@ -5,11 +5,11 @@
  */
 import type { DataScope } from '../ports.js'
 import { FULL_SCOPE } from '../ports.js'
-import type { PluginRecord } from '../plugins/plugin-ports.js'
+import type { PluginGrants, PluginRecord } from '../plugins/plugin-ports.js'
 import type { UserRecord } from '../users/user-ports.js'
 import { UserRole } from '../users/user-ports.js'
 import type { Action } from './actions.js'
-import { ALL_ACTIONS, expandActions } from './actions.js'
+import { ALL_ACTIONS, Action as A, expandActions } from './actions.js'
 import type { PluginTokenPayload, UserTokenPayload } from './jwt.js'
 
 /** What a token itself grants over networks or device types, before user assignments. */
@@ -98,20 +98,64 @@ export function createUserPrincipal (user: UserRecord, token: UserTokenPayload, 
   }
 }
 
-/** Builds the principal of a plugin token: the owner's scope, the token's actions (§4.1). */
-export function createPluginPrincipal (plugin: PluginRecord, owner: UserRecord, token: PluginTokenPayload, assignments: Assignments): PluginPrincipal {
+/**
+ * User-management rights (issue 22): a plugin token never acts on accounts, its owner's
+ * included, whatever its `a` claim lists. ManageUser (`/user` lists, reads, changes) and
+ * ManageToken (`/token/create`) are dropped from its actions; the `/user/{id}/...` links refuse
+ * plugin principals in the user service, and `/user/current` has no user for them (401).
+ */
+export const PLUGIN_EXCLUDED_ACTIONS: readonly Action[] = [A.ManageUser, A.ManageToken]
+
+function pluginActions (claim: readonly number[] | null): ReadonlySet<Action> {
+  const actions = expandActions(claim)
+  if (!PLUGIN_EXCLUDED_ACTIONS.some((action) => actions.has(action))) return actions
+  const kept = new Set(actions)
+  for (const action of PLUGIN_EXCLUDED_ACTIONS) kept.delete(action)
+  return kept
+}
+
+/**
+ * What a plugin reaches (issue 22, D11): the grants of the token that registered or last
+ * updated it, intersected with its owner's assignments now, by the rules of a user token
+ * ({@link createUserPrincipal}): an administrator owner is bounded by the grants alone, a
+ * client also by its networks, and by its device types unless all are available to it. The
+ * REST, long-poll and WebSocket principals of its tokens and the proxy's delivery all use it.
+ *
+ * @example
+ * pluginScope({ networkIds: [1], deviceTypeIds: 'all' }, owner, { networkIds: [1, 2], deviceTypeIds: [4] })
+ * // { networkIds: [1], deviceTypeIds: [4] } for a client owner without allDeviceTypesAvailable
+ */
+export function pluginScope (grants: PluginGrants, owner: UserRecord, assignments: Assignments): DataScope {
   const isAdmin = owner.role === UserRole.Administrator
+  return {
+    networkIds: isAdmin ? grants.networkIds : intersect(grants.networkIds, assignments.networkIds),
+    deviceTypeIds: isAdmin || owner.allDeviceTypesAvailable
+      ? grants.deviceTypeIds
+      : intersect(grants.deviceTypeIds, assignments.deviceTypeIds)
+  }
+}
+
+/**
+ * What a user principal grants a plugin it registers or updates: its token's lists (after the
+ * `allDeviceTypesAvailable` override), not yet intersected with the assignments, as a token's are.
+ */
+export function grantsOf (principal: UserPrincipal): PluginGrants {
+  return { networkIds: principal.networkGrant, deviceTypeIds: principal.deviceTypeGrant }
+}
+
+/**
+ * Builds the principal of a plugin token: the plugin's scope ({@link pluginScope}), the
+ * token's actions without the user-management ones (§4.1 as revised by D11).
+ */
+export function createPluginPrincipal (plugin: PluginRecord, owner: UserRecord, token: PluginTokenPayload, assignments: Assignments): PluginPrincipal {
   return {
     kind: 'plugin',
     plugin,
     owner,
     token,
-    actions: expandActions(token.a),
-    isAdmin,
-    scope: {
-      networkIds: isAdmin ? 'all' : assignments.networkIds,
-      deviceTypeIds: owner.allDeviceTypesAvailable ? 'all' : assignments.deviceTypeIds
-    },
+    actions: pluginActions(token.a),
+    isAdmin: owner.role === UserRole.Administrator,
+    scope: pluginScope(plugin.grants, owner, assignments),
     fullScope: false
   }
 }

@@ -8,6 +8,7 @@
  * every instance (PostgreSQL NOTIFY) and only after commit; no extra listener or registry.
  */
 import type { Store } from '../ports.js'
+import type { PluginRecord } from '../plugins/plugin-ports.js'
 import type { Doorbell, DoorbellEvent } from '../realtime/doorbell.js'
 import type { Principal } from './principal.js'
 
@@ -39,5 +40,30 @@ export async function revokeUser (doorbell: Doorbell, userId: number, tx?: Store
  * doorbell.subscribe((event) => { if (revokes(event, userId)) subscription.close() })
  */
 export function revokes (event: DoorbellEvent, userId: number | undefined): boolean {
-  return event.kind === 'revoke' && userId !== undefined && (event.id === EVERY_USER || event.id === userId)
+  // A revoke naming a plugin concerns that plugin's tokens only, not its owner's own.
+  return event.kind === 'revoke' && event.name === '' && userId !== undefined && (event.id === EVERY_USER || event.id === userId)
+}
+
+/**
+ * Rings `revoke` for one plugin's tokens (issue 22): its reach narrowed or it was deleted. The
+ * event names the owner (`id`) and the plugin's topic (`name`), so the owner's own waits go on.
+ *
+ * @example
+ * await store.transaction(async (tx) => { await tx.plugins.delete(plugin.id); await revokePlugin(doorbell, plugin, tx) })
+ */
+export async function revokePlugin (doorbell: Doorbell, plugin: Pick<PluginRecord, 'userId' | 'topicName'>, tx?: Store): Promise<void> {
+  await doorbell.publish({ kind: 'revoke', id: plugin.userId, deviceId: '', networkId: null, deviceTypeId: null, name: plugin.topicName }, tx)
+}
+
+/**
+ * Whether a doorbell event revokes what `principal` was granted: {@link revokes} for its
+ * user (a plugin's owner included), and a plugin revocation for the tokens of that plugin.
+ *
+ * @example
+ * doorbell.subscribe((event) => { if (revokesPrincipal(event, principal)) subscription.close() })
+ */
+export function revokesPrincipal (event: DoorbellEvent, principal: Principal | undefined): boolean {
+  if (event.kind !== 'revoke') return false
+  if (event.name === '') return revokes(event, principalUserId(principal))
+  return principal?.kind === 'plugin' && principal.plugin.topicName === event.name
 }

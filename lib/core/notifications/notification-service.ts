@@ -5,7 +5,7 @@ import { doorbellHighWater, quietAfter } from '../realtime/doorbell-mark.js'
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
-import { principalUserId, revokes } from '../auth/revocations.js'
+import { revokesPrincipal } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, forbidden, notFound } from '../errors.js'
@@ -130,7 +130,7 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
   }
 
   revokedBy (event: DoorbellEvent): boolean {
-    return revokes(event, principalUserId(this.principal))
+    return revokesPrincipal(event, this.principal)
   }
 
   routes (event: DoorbellEvent): boolean {

@@ -16,18 +16,19 @@
  * taken when that activation was made, so only later events follow (§4.4).
  */
 import { randomInt, randomUUID } from 'node:crypto'
+import { revokePlugin } from '../auth/revocations.js'
 import type { CommandRecord } from '../commands/command-ports.js'
 import type { ServiceContext } from '../context.js'
 import type { NotificationRecord } from '../notifications/notification-ports.js'
 import type { DataScope } from '../ports.js'
-import { FULL_SCOPE } from '../ports.js'
 import type { DoorbellEvent } from '../realtime/doorbell.js'
 import type { FeedPosition } from '../realtime/message-feed.js'
 import { encodeFeedCursor } from '../realtime/message-feed.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
-import { UserRole, UserStatus } from '../users/user-ports.js'
+import { UserStatus } from '../users/user-ports.js'
 import type { PluginEventKind, StoredPluginFilter } from './plugin-filter.js'
 import { parseStoredFilter } from './plugin-filter.js'
+import { readPluginReach, scopeWithin } from './plugin-grants.js'
 import type { PluginPatch, PluginRecord } from './plugin-ports.js'
 import { PluginStatus } from './plugin-ports.js'
 
@@ -152,22 +153,14 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     return position
   }
 
-  async function ownerScope (ownerId: number): Promise<DataScope | undefined> {
-    const owner = await store.users.findById(ownerId)
-    if (owner === undefined || owner.status !== UserStatus.Active) return undefined
-    if (owner.role === UserRole.Administrator) return FULL_SCOPE
-    const networkIds = await store.users.networkIds(owner.id)
-    const deviceTypeIds = owner.allDeviceTypesAvailable ? 'all' : await store.users.deviceTypeIds(owner.id)
-    return { networkIds, deviceTypeIds }
-  }
-
   /** The plugin as delivery sees it now; undefined when deleted, null when nothing may flow. */
   async function readState (pluginId: number): Promise<PluginState | null | undefined> {
     const plugin = await store.plugins.findById(pluginId)
     if (plugin === undefined) return undefined
     if (plugin.status !== PluginStatus.ACTIVE) return null
-    const scope = await ownerScope(plugin.userId)
-    if (scope === undefined) return null
+    const owner = await store.users.findById(plugin.userId)
+    if (owner === undefined || owner.status !== UserStatus.Active) return null
+    const scope = await readPluginReach(store, plugin, owner)
     const filter = parseStoredFilter(plugin.filter)
     return { plugin, filter, selector: selectorOf(filter, scope) }
   }
@@ -421,9 +414,12 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         activations.set(plugin.id, { subscriptionId: write.subscriptionId, position })
         await position
       }
+      // Grants that shrink end the open waits and subscriptions of the plugin's tokens.
+      const narrows = patch.grants !== undefined && !scopeWithin(plugin.grants, patch.grants)
       return store.transaction(async (tx) => {
         const changed = await tx.plugins.update(plugin.id, write)
         if (changed) await ringPlugin(plugin, tx)
+        if (changed && narrows) await revokePlugin(doorbell, plugin, tx)
         return changed
       })
     },
@@ -432,6 +428,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       const deleted = await store.transaction(async (tx) => {
         const done = await tx.plugins.delete(plugin.id)
         if (done) await ringPlugin(plugin, tx)
+        if (done) await revokePlugin(doorbell, plugin, tx)
         return done
       })
       activations.delete(plugin.id)

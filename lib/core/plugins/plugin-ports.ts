@@ -1,4 +1,4 @@
-import type { Page } from '../ports.js'
+import type { DataScope, Page } from '../ports.js'
 
 export const PluginStatus = { ACTIVE: 0, INACTIVE: 1, CREATED: 2 } as const
 export type PluginStatus = (typeof PluginStatus)[keyof typeof PluginStatus]
@@ -13,7 +13,16 @@ export interface PluginRecord {
   subscriptionId: number | null
   userId: number
   parameters: Record<string, unknown> | null
+  /**
+   * The networks and device types of the token that registered the plugin or last updated it
+   * (`'all'` when that token granted all). Every principal built from a plugin token, and the
+   * proxy's delivery, sees at most these, intersected with the owner's assignments at read time.
+   */
+  grants: PluginGrants
 }
+
+/** What a plugin may reach at most: the lists of the token that registered or updated it. */
+export type PluginGrants = DataScope
 
 /** `GET /plugin` filters after validation (auth spec §2.7). */
 export interface PluginFilter extends Page {
@@ -25,7 +34,7 @@ export interface PluginFilter extends Page {
   sortField?: 'id' | 'name'
 }
 
-export type PluginPatch = Partial<Pick<PluginRecord, 'name' | 'description' | 'filter' | 'status' | 'subscriptionId' | 'parameters'>>
+export type PluginPatch = Partial<Pick<PluginRecord, 'name' | 'description' | 'filter' | 'status' | 'subscriptionId' | 'parameters' | 'grants'>>
 
 export interface PluginRepository {
   findByTopic(topicName: string): Promise<PluginRecord | undefined>

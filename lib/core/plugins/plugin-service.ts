@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { Action } from '../auth/actions.js'
 import { requireAction, scopeAllowsDevice, scopeAllowsDeviceType, scopeAllowsNetwork } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
+import { grantsOf } from '../auth/principal.js'
 import type { ServiceContext } from '../context.js'
 import { deviceNotFound } from '../devices/device-access.js'
 import { DeviceHubError, badRequest, forbidden, notFound } from '../errors.js'
@@ -183,7 +184,9 @@ export function createPluginService (ctx: ServiceContext, delivery: PluginDelive
         status: PluginStatus.CREATED,
         subscriptionId: null,
         userId: principal.user.id,
-        parameters
+        parameters,
+        // It never reaches further than the token that registers it (D11).
+        grants: grantsOf(principal)
       })
       const tokens = ctx.auth.issuePluginTokens(topicName, [Action.ManagePlugin])
       return { ...tokens, proxyEndpoint: input.proxyEndpoint, topicName }
@@ -205,6 +208,9 @@ export function createPluginService (ctx: ServiceContext, delivery: PluginDelive
       if (plugin.status === PluginStatus.ACTIVE && filterChanged && !statusChanged) throw badRequest(PluginMessages.activeFilter)
 
       const patch: PluginPatch = { filter }
+      // A user's token that updates the plugin sets its reach anew (a narrower one narrows it);
+      // the plugin's own tokens and the system principal leave it as it is.
+      if (principal.kind === 'user') patch.grants = grantsOf(principal)
       if (name !== undefined) patch.name = name
       if (description !== undefined) patch.description = description
       if (parameters !== undefined) patch.parameters = parameters

@@ -12,6 +12,8 @@ import type { ServiceContext } from '../context.js'
 import { DeviceHubError, badRequest, forbidden, unauthorized } from '../errors.js'
 import { formatTimestamp, parseTimestamp } from '../time.js'
 import { UserRole, UserStatus } from '../users/user-ports.js'
+import { readPluginReach, scopeWithin } from './plugin-grants.js'
+import type { PluginRecord } from './plugin-ports.js'
 import type { PluginTokenInfo, PluginTokenRequest } from './plugin-schemas.js'
 
 export type { PluginTokenInfo, PluginTokenRequest } from './plugin-schemas.js'
@@ -38,19 +40,23 @@ export function createPluginTokenService (ctx: ServiceContext): PluginTokenServi
       const user = principal.user
       const tpc = request?.tpc
       let ownerId: number | undefined
+      let plugin: PluginRecord | undefined
       if (typeof tpc === 'string' && tpc !== '') {
         if (tpc === '*') ownerId = user.role === UserRole.Administrator ? user.id : undefined
-        else ownerId = (await store.plugins.findByTopic(tpc))?.userId
+        else {
+          plugin = await store.plugins.findByTopic(tpc)
+          ownerId = plugin?.userId
+        }
       }
       if (ownerId === undefined || typeof tpc !== 'string') throw forbidden(NO_TOPIC)
       if (ownerId !== user.id) throw forbidden(`User with id ${ownerId} is not a plugin creator`)
       if (user.status !== UserStatus.Active) throw forbidden('User is locked or disabled')
 
       const a = parseActionIds(request?.a)
-      // D1 spirit: a non-admin hands a plugin no action it does not hold itself.
-      if (!principal.isAdmin) {
-        for (const action of expandActions(a)) if (!principal.actions.has(action)) throw forbidden()
-      }
+      // D1, D11: nobody, admins included, hands a plugin an action its own token does not hold,
+      // nor a token for a plugin that reaches further than its own token does.
+      for (const action of expandActions(a)) if (!principal.actions.has(action)) throw forbidden()
+      if (plugin !== undefined && !scopeWithin(await readPluginReach(store, plugin, user), principal.scope)) throw forbidden()
       const e = parseTimestamp(request?.e)
       if (e === null) throw badRequest()
       return auth.issuePluginTokens(tpc, a, e)

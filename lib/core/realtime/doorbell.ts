@@ -19,7 +19,8 @@ import type { Store } from '../ports.js'
  *
  * `revoke` says a user's rights may have shrunk (role, status, password, assignments, deletion):
  * `id` is the user id, 0 for every user (a network or device type was deleted). Waits and
- * subscriptions of that user stop (see `auth/revocations.ts`).
+ * subscriptions of that user stop (see `auth/revocations.ts`). With a `name` (a plugin's
+ * topic), only the waits of that plugin's tokens stop: its reach narrowed or it was deleted.
  */
 export type DoorbellEventKind = 'command' | 'command-update' | 'notification' | 'resync' | 'plugin' | 'revoke'
 

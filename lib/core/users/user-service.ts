@@ -148,6 +148,8 @@ export function createUserService (ctx: ServiceContext): UserService {
    * same 403, so nothing tells whether that user exists.
    */
   function requireUserTarget (principal: Principal, id: number): void {
+    // A plugin token never acts on an account, its owner's included (issue 22).
+    if (principal.kind === 'plugin') throw forbidden()
     if (!principal.isAdmin && callerId(principal) !== id) throw forbidden(`User with id = ${id} not found`)
   }
 

@@ -10,6 +10,7 @@ import { securityMigration } from './0003-security.js'
 import { messageStampsMigration } from './0004-message-stamps.js'
 import { presenceMigration } from './0005-presence.js'
 import { stampDrawMigration } from './0006-stamp-draw.js'
+import { pluginGrantsMigration } from './0007-plugin-grants.js'
 
 /** What a migration may vary by dialect: how an identity primary key is declared, and PostgreSQL-only steps. */
 export interface MigrationDialect {
@@ -39,7 +40,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0003-security': securityMigration(dialect),
         '0004-message-stamps': messageStampsMigration(),
         '0005-presence': presenceMigration(),
-        '0006-stamp-draw': stampDrawMigration(dialect)
+        '0006-stamp-draw': stampDrawMigration(dialect),
+        '0007-plugin-grants': pluginGrantsMigration()
       }
     }
   }

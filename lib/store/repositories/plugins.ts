@@ -1,10 +1,43 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely'
-import type { PluginFilter, PluginRecord, PluginRepository, PluginStatus } from '../../core/plugins/plugin-ports.js'
+import type { PluginFilter, PluginGrants, PluginRecord, PluginRepository, PluginStatus } from '../../core/plugins/plugin-ports.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
 
-export function toPluginRecord (row: { id: number, name: string, description: string | null, topic_name: string, filter: string, status: number, subscription_id: number | null, user_id: number, parameters: string | null }): PluginRecord {
+interface PluginRow {
+  id: number
+  name: string
+  description: string | null
+  topic_name: string
+  filter: string
+  status: number
+  subscription_id: number | null
+  user_id: number
+  parameters: string | null
+  network_grant: string
+  device_type_grant: string
+}
+
+/**
+ * A grant column: `*` all, otherwise comma-separated ids (empty: none).
+ *
+ * @example
+ * encodeGrant([3, 5]) // '3,5'
+ */
+export function encodeGrant (grant: PluginGrants['networkIds']): string {
+  return grant === 'all' ? '*' : grant.join(',')
+}
+
+/** Anything that is not `*` or a list of ids grants nothing: a damaged row never widens a plugin. */
+export function decodeGrant (text: string): PluginGrants['networkIds'] {
+  if (text === '*') return 'all'
+  if (text === '') return []
+  const parts = text.split(',')
+  if (!parts.every((part) => /^\d{1,15}$/.test(part))) return []
+  return parts.map(Number)
+}
+
+export function toPluginRecord (row: PluginRow): PluginRecord {
   return {
     id: Number(row.id),
     name: row.name,
@@ -14,7 +47,8 @@ export function toPluginRecord (row: { id: number, name: string, description: st
     status: Number(row.status) as PluginStatus,
     subscriptionId: row.subscription_id === null ? null : Number(row.subscription_id),
     userId: Number(row.user_id),
-    parameters: decodeJson(row.parameters)
+    parameters: decodeJson(row.parameters),
+    grants: { networkIds: decodeGrant(row.network_grant), deviceTypeIds: decodeGrant(row.device_type_grant) }
   }
 }
 
@@ -47,18 +81,27 @@ export function createPluginRepository (db: Kysely<Database>): PluginRepository 
         status: plugin.status,
         subscription_id: plugin.subscriptionId,
         user_id: plugin.userId,
-        parameters: encodeJson(plugin.parameters)
+        parameters: encodeJson(plugin.parameters),
+        network_grant: encodeGrant(plugin.grants.networkIds),
+        device_type_grant: encodeGrant(plugin.grants.deviceTypeIds)
       }).returning('id').executeTakeFirstOrThrow()
       return Number(row.id)
     },
     async update (id, patch) {
-      const values: { name?: string, description?: string | null, filter?: string, status?: number, subscription_id?: number | null, parameters?: string | null } = {}
+      const values: {
+        name?: string, description?: string | null, filter?: string, status?: number, subscription_id?: number | null, parameters?: string | null
+        network_grant?: string, device_type_grant?: string
+      } = {}
       if (patch.name !== undefined) values.name = patch.name
       if (patch.description !== undefined) values.description = patch.description
       if (patch.filter !== undefined) values.filter = patch.filter
       if (patch.status !== undefined) values.status = patch.status
       if (patch.subscriptionId !== undefined) values.subscription_id = patch.subscriptionId
       if (patch.parameters !== undefined) values.parameters = encodeJson(patch.parameters)
+      if (patch.grants !== undefined) {
+        values.network_grant = encodeGrant(patch.grants.networkIds)
+        values.device_type_grant = encodeGrant(patch.grants.deviceTypeIds)
+      }
       if (Object.keys(values).length === 0) {
         return (await db.selectFrom('plugins').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
       }

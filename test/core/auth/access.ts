@@ -68,7 +68,7 @@ t.test('device target: restricted 403 whether or not it exists, full scope 404 (
   ]
   for (const [name, principal, device, expected] of cases) t.equal(outcome(() => checkDeviceTarget(principal, 'd', device)), expected, name)
 
-  const plugin = createPluginPrincipal({ id: 1, name: 'p', description: null, topicName: 'plugin_topic_x', filter: '*/*/*/*/*', status: 0, subscriptionId: null, userId: 1, parameters: null } as never,
+  const plugin = createPluginPrincipal({ id: 1, name: 'p', description: null, topicName: 'plugin_topic_x', filter: '*/*/*/*/*', status: 0, subscriptionId: null, userId: 1, parameters: null, grants: { networkIds: 'all', deviceTypeIds: 'all' } } as never,
     user({ role: 0 }), { tpc: 'plugin_topic_x', a: [0], e: 1, t: 1 } as never, { networkIds: [], deviceTypeIds: [] })
   t.equal(outcome(() => checkDeviceTarget(plugin, 'd', inScope)), DENIED, 'a plugin never names a device (§4.2 step 5)')
 })

@@ -1,7 +1,8 @@
 import t from 'tap'
-import { createUserPrincipal, createPluginPrincipal } from '../../../lib/core/auth/principal.js'
+import { createUserPrincipal, createPluginPrincipal, pluginScope } from '../../../lib/core/auth/principal.js'
 import { requireAction, scopeAllowsDevice, scopeIsEmpty } from '../../../lib/core/auth/permissions.js'
 import { Action, ALL_ACTIONS, CLIENT_ACTIONS, expandActions, parseAction } from '../../../lib/core/auth/actions.js'
+import type { PluginRecord } from '../../../lib/core/plugins/plugin-ports.js'
 import type { UserRecord } from '../../../lib/core/users/user-ports.js'
 
 const user = (fields: Partial<UserRecord> = {}): UserRecord => ({
@@ -58,12 +59,36 @@ t.test('scope of a user token (§4.1, §4.3)', async (t) => {
   t.equal(scopeAllowsDevice(client.scope, { networkId: 2, deviceTypeId: 5 }), false)
 })
 
-t.test('plugin principals take the owner scope and the token actions', async (t) => {
-  const plugin = { id: 1, name: 'p', description: null, topicName: 'plugin_topic_1', filter: '*/*/*/*/*', status: 0 as const, subscriptionId: null, userId: 5, parameters: null }
-  const p = createPluginPrincipal(plugin, user(), { tpc: 'plugin_topic_1', a: [16], e: 1, t: 1 }, { networkIds: [3], deviceTypeIds: [] })
-  t.same(p.scope, { networkIds: [3], deviceTypeIds: [] })
+const plugin = (grants: PluginRecord['grants']): PluginRecord => ({
+  id: 1, name: 'p', description: null, topicName: 'plugin_topic_1', filter: '*/*/*/*/*', status: 0, subscriptionId: null, userId: 5, parameters: null, grants
+})
+const ALL: PluginRecord['grants'] = { networkIds: 'all', deviceTypeIds: 'all' }
+
+t.test('plugin principals: the grants within the owner scope, the token actions', async (t) => {
+  const p = createPluginPrincipal(plugin(ALL), user(), { tpc: 'plugin_topic_1', a: [16], e: 1, t: 1 }, { networkIds: [3], deviceTypeIds: [] })
+  t.same(p.scope, { networkIds: [3], deviceTypeIds: [] }, 'grants of all: the owner assignments')
   t.same([...p.actions], [16])
   t.equal(p.fullScope, false)
+
+  const narrowed = createPluginPrincipal(plugin({ networkIds: [1], deviceTypeIds: [4] }), user(), { tpc: 'plugin_topic_1', a: [16], e: 1, t: 1 },
+    { networkIds: [1, 2], deviceTypeIds: [4, 5] })
+  t.same(narrowed.scope, { networkIds: [1], deviceTypeIds: [4] }, 'the registering token lists ∩ the assignments')
+
+  const gone = createPluginPrincipal(plugin({ networkIds: [1, 2], deviceTypeIds: 'all' }), user(), { tpc: 'plugin_topic_1', a: [16], e: 1, t: 1 },
+    { networkIds: [2], deviceTypeIds: [5] })
+  t.same(gone.scope, { networkIds: [2], deviceTypeIds: [5] }, 'an unassigned network leaves the plugin too')
+
+  const flag = createPluginPrincipal(plugin({ networkIds: [1], deviceTypeIds: [4] }), user({ allDeviceTypesAvailable: true }),
+    { tpc: 'plugin_topic_1', a: [16], e: 1, t: 1 }, { networkIds: [1], deviceTypeIds: [] })
+  t.same(flag.scope, { networkIds: [1], deviceTypeIds: [4] }, 'allDeviceTypesAvailable never widens the grants')
+
+  const admin = createPluginPrincipal(plugin({ networkIds: [1], deviceTypeIds: 'all' }), user({ role: 0, allDeviceTypesAvailable: false }),
+    { tpc: 'plugin_topic_1', a: [0], e: 1, t: 1 }, { networkIds: [], deviceTypeIds: [] })
+  t.same(admin.scope, { networkIds: [1], deviceTypeIds: 'all' }, 'an admin owner: the grants alone')
+  t.equal(admin.isAdmin, true)
+  t.same([...admin.actions], ALL_ACTIONS.filter((id) => id !== Action.ManageUser && id !== Action.ManageToken),
+    'no user-management action, whatever `a` says')
+  t.same(pluginScope(ALL, user({ role: 0 }), { networkIds: [], deviceTypeIds: [] }), { networkIds: 'all', deviceTypeIds: 'all' })
 })
 
 t.test('requireAction: 401 anonymous, 403 missing action', async (t) => {

@@ -163,7 +163,9 @@ t.test('P7: the owner\'s current scope decides; a locked owner gets nothing', as
   const inside = await addDevice(p.h)
   const outside = await addDevice(p.h, undefined, { networkId: net2 })
   const owner = await p.h.createUser({ networkIds: [1] })
-  const plugin = await registerPlugin(p.h, {}, owner.accessToken)
+  // Registered with a token granting all networks: the plugin follows the owner's assignments.
+  const all = p.h.sign({ u: owner.user.id, a: [], n: ['*'], dt: ['*'], e: Date.now() + 3_600_000, t: 1 })
+  const plugin = await registerPlugin(p.h, {}, all)
   const c = await subscribed(p, plugin)
   await notify(p, outside, 'hidden')
   await notify(p, inside, 'seen')
