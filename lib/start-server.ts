@@ -90,7 +90,8 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
       jwtSecret: options.jwtSecret,
       admin: options.admin,
       // The admin is created once the server really listens: a start that fails (a busy port)
-      // must not create an admin whose generated password nobody saw.
+      // must not create an admin whose generated password nobody saw. Requests that arrive
+      // before it exists wait for it (http/readiness-gate.ts).
       deferBootstrap: true,
       tokenLifetimes: options.tokenLifetimes,
       limits: options.limits,

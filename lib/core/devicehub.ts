@@ -30,6 +30,7 @@ import type { PluginService } from './plugins/plugin-service.js'
 import { createPluginService } from './plugins/plugin-service.js'
 import type { HealthReport } from './operations/health.js'
 import { checkHealth } from './operations/health.js'
+import { createInitialisation } from './operations/initialisation.js'
 import type { HubStats } from './operations/hub-stats.js'
 import { countingDoorbell, createStatsRecorder } from './operations/hub-stats.js'
 import type { Logger, Store } from './ports.js'
@@ -64,7 +65,8 @@ export interface DeviceHubOptions {
   admin?: { login?: string, password?: string }
   /**
    * Do not create the first-start data now; `hub.initialise()` does. `startServer()` uses this
-   * so that a start that fails (a busy port) creates no admin whose password nobody saw.
+   * so that a start that fails (a busy port) creates no admin whose password nobody saw. The
+   * HTTP adapter holds requests until then (10 s at most, then 503): call `initialise()`.
    */
   deferBootstrap?: boolean
   limits?: Partial<Limits>
@@ -90,6 +92,13 @@ export interface DeviceHub {
   readonly bootstrap: BootstrapResult
   /** Runs the first-start bootstrap if `deferBootstrap` postponed it (idempotent); returns `bootstrap`. */
   initialise(): Promise<BootstrapResult>
+  /** True once the first-start data exists (at once, unless `deferBootstrap` postponed it). */
+  readonly initialised: boolean
+  /**
+   * Resolves once the first-start data exists; rejects when the bootstrap failed or the hub
+   * closed first. The HTTP adapter holds requests on it, so none is answered before then.
+   */
+  whenInitialised(): Promise<void>
   /** Readiness: the store answers, the doorbell is connected, the hub is not closing. */
   health(): Promise<HealthReport>
   /** Counters for monitoring (parked polls, messages written, retention). */
@@ -137,10 +146,10 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const secret = await resolveJwtSecret(store, options.jwtSecret)
   const auth = createAuthService({ store, jwt: createJwtCodec(secret), clock, lifetimes })
   const runBootstrap = (): Promise<BootstrapResult> => ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
-  let bootstrap: BootstrapResult = options.deferBootstrap === true
-    ? { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
-    : await runBootstrap()
-  let initialising: Promise<BootstrapResult> | undefined = options.deferBootstrap === true ? undefined : Promise.resolve(bootstrap)
+  const initialisation = await createInitialisation(runBootstrap, {
+    deferred: options.deferBootstrap === true,
+    placeholder: { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
+  })
   const waiters = createWaiterRegistry()
   // Writes that ride the doorbell on PostgreSQL commit out of stamp order: their events are
   // put back in order before any listener sees them (ordered-doorbell.ts).
@@ -170,16 +179,14 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     logger,
     limits,
     get bootstrap () {
-      return bootstrap
+      return initialisation.result
     },
-    initialise () {
-      initialising ??= runBootstrap().then((result) => {
-        bootstrap = result
-        return result
-      })
-      return initialising
+    initialise: () => initialisation.run(),
+    get initialised () {
+      return initialisation.done
     },
-    health: () => checkHealth({ store, doorbell, closing: () => closing !== undefined || waiters.closed }),
+    whenInitialised: () => initialisation.settled(),
+    health: () => checkHealth({ store, doorbell, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done }),
     stats: recorder.stats,
     tokens: auth,
     info: createInfoService({ clock, cluster: options.cluster, describeStore: () => `storage: ${store.dialect}` }),
@@ -200,6 +207,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     },
     close () {
       closing ??= (async () => {
+        initialisation.abandon()
         waiters.releaseAll()
         pluginDelivery.close()
         await retention.stop()

@@ -51,6 +51,11 @@ export interface BuildServerOptions {
   docs?: boolean
   /** Serve the web console at `<context>/console` (default true). */
   console?: boolean
+  /**
+   * How long a request that arrives before `hub.initialise()` finished waits for it before it
+   * gets 503 with `Retry-After` (default 10 s). Health probes never wait.
+   */
+  startupWaitMs?: number
 }
 
 const OVERRIDABLE = new Set(['PUT', 'DELETE', 'HEAD', 'OPTIONS'])
@@ -157,12 +162,13 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
     webSocketUrl: options.webSocketUrl,
     webSocket: options.webSocket ?? {},
     pluginProxy: options.pluginProxy,
-    docs: options.docs
+    docs: options.docs,
+    startupWaitMs: options.startupWaitMs
   })
   // The URL /info reports (`<context>/websocket`) and the `/websocket` alias (auth spec §0).
   const context = basePath.replace(/\/rest$/, '')
   const paths = [...new Set([`${context}/websocket`, '/websocket'])].filter((path) => path !== `${basePath}/websocket`)
-  await app.register(devicehubWebSocketPlugin, { ...options.webSocket, hub: options.hub, basePath, paths })
+  await app.register(devicehubWebSocketPlugin, { ...options.webSocket, hub: options.hub, basePath, paths, startupWaitMs: options.startupWaitMs })
   if (metrics !== undefined) {
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       return reply.type(metrics.registry.contentType).header('cache-control', 'no-store').send(await metrics.registry.metrics())

@@ -15,6 +15,7 @@ import { installJsonParser } from './content-types.js'
 import { installCors } from './cors.js'
 import { installErrorHandler } from './error-handler.js'
 import { installNotFoundHandler } from './method-not-allowed.js'
+import { installReadinessGate } from './readiness-gate.js'
 import { healthRoutes } from './routes/health.js'
 import { infoRoutes } from './routes/info.js'
 import { routeModules } from './routes/index.js'
@@ -44,6 +45,11 @@ export interface DeviceHubPluginOptions {
   webSocket?: WebSocketOptions | false
   /** Serve Swagger UI at `{prefix}/docs` (default true). */
   docs?: boolean
+  /**
+   * How long a request that arrives before `hub.initialise()` finished waits for it before it
+   * gets 503 with `Retry-After` (default 10 s; see readiness-gate.ts).
+   */
+  startupWaitMs?: number
 }
 
 /** The REST surface, encapsulated under the REST base. */
@@ -57,6 +63,7 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
   installErrorHandler(instance)
   installNotFoundHandler(instance)
   installCors(instance)
+  installReadinessGate(instance, hub, options.startupWaitMs)
   installAuthHook(instance, hub)
   // Pending long polls answer `[]` before the server stops, so close never waits on them.
   instance.addHook('preClose', async () => hub.releaseWaiters())
@@ -93,6 +100,7 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
 
 /** The endpoints under the context path: the plugin proxy (P1). */
 const contextPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, options) => {
+  installReadinessGate(instance, options.hub, options.startupWaitMs)
   pluginProxyRoute(instance, options.hub, options.pluginProxy ?? {})
 }
 

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { runCli } from '../fixtures/cli.js'
 
@@ -50,6 +52,38 @@ t.test('devicehub serve: first start, login over HTTP, SIGTERM, restart keeps da
 
   second.child.kill('SIGINT')
   t.equal(await second.exited, 0, 'exits cleanly on SIGINT')
+})
+
+/** A port that was free a moment ago (the server under test must know it before its banner). */
+async function freePort (): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as AddressInfo
+  await new Promise((resolve) => probe.close(resolve))
+  return port
+}
+
+t.test('devicehub serve: a login sent the moment the port accepts gets 201, never 401 (#22)', async (t) => {
+  const port = await freePort()
+  const cli = runCli(['serve', '--db', join(t.testdir(), 'fresh.db'), '--port', String(port), '--log-level', 'silent'], {
+    DEVICEHUB_ADMIN_PASSWORD: 'chosen-password'
+  })
+  t.teardown(() => { cli.child.kill('SIGKILL') })
+  const url = `http://127.0.0.1:${port}/api/rest`
+  // Knock until the port accepts: the first request answered is a login with the right password,
+  // sent while the server may still be creating the admin.
+  let first: { status: number, body: any } | undefined // eslint-disable-line @typescript-eslint/no-explicit-any
+  while (first === undefined) {
+    if (cli.child.exitCode !== null) throw new Error(`serve exited: ${cli.stderr()}`)
+    first = await fetch(`${url}/token`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'dhadmin', password: 'chosen-password' })
+    }).then(async (res) => ({ status: res.status, body: await res.json() }), () => undefined)
+  }
+  t.equal(first.status, 201, `the first answer: ${first.status} ${String(first.body.message ?? '')}`)
+  const ready = await fetch(`${url}/health/ready`)
+  t.equal(ready.status, 200)
+  cli.child.kill('SIGTERM')
+  t.equal(await cli.exited, 0)
 })
 
 t.test('devicehub serve honours flags and environment variables', async (t) => {

@@ -11,6 +11,7 @@ import type { Principal } from '../../core/auth/principal.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { unauthorized } from '../../core/errors.js'
 import { installErrorHandler } from '../error-handler.js'
+import { installReadinessGate } from '../readiness-gate.js'
 import type { ActionHandler } from './actions.js'
 import { webSocketRegistry } from './registry.js'
 import type { SessionLimits } from './session.js'
@@ -105,6 +106,8 @@ export function installWebSocketRoute (instance: FastifyInstance, path: string, 
 export interface DevicehubWebSocketPluginOptions extends WebSocketRouteOptions {
   /** Paths served under the plugin's prefix (default `['/websocket']`). */
   paths?: string[]
+  /** How long an upgrade before the hub is initialised waits for it (default 10 s, then 503). */
+  startupWaitMs?: number
 }
 
 /**
@@ -118,6 +121,7 @@ export interface DevicehubWebSocketPluginOptions extends WebSocketRouteOptions {
 export const devicehubWebSocketPlugin: FastifyPluginAsync<DevicehubWebSocketPluginOptions> = async (instance, options) => {
   await ensureWebSocketSupport(instance, options)
   installErrorHandler(instance)
+  installReadinessGate(instance, options.hub, options.startupWaitMs)
   instance.addHook('preClose', async () => webSocketRegistry(options.hub).closeAll())
   for (const path of options.paths ?? ['/websocket']) installWebSocketRoute(instance, path, options)
 }
