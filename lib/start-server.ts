@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { TokenLifetimes } from './core/auth/auth-service.js'
+import type { JwtKeyDerivation } from './core/auth/jwt-key.js'
 import type { DeviceHub } from './core/devicehub.js'
 import { createDeviceHub } from './core/devicehub.js'
 import type { Limits } from './core/context.js'
@@ -25,6 +26,8 @@ export interface StartServerOptions {
   host?: string
   basePath?: string
   jwtSecret?: string
+  /** `auto` (default) or `devicehive`: see {@link DeviceHubOptions.jwtKeyDerivation}. */
+  jwtKeyDerivation?: JwtKeyDerivation
   admin?: { login?: string, password?: string }
   tokenLifetimes?: Partial<TokenLifetimes>
   limits?: Partial<Limits>
@@ -88,6 +91,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
       store,
       doorbell: doorbells,
       jwtSecret: options.jwtSecret,
+      jwtKeyDerivation: options.jwtKeyDerivation,
       admin: options.admin,
       // The admin is created once the server really listens: a start that fails (a busy port)
       // must not create an admin whose generated password nobody saw. Requests that arrive
@@ -111,6 +115,8 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     await hub.close()
     throw error
   }
+  // The hub logs nowhere yet: say it in the server's log, where the operator looks.
+  for (const warning of hub.startupWarnings) app.log.warn(warning)
   const host = options.host ?? '127.0.0.1'
   try {
     await options.configure?.(app)

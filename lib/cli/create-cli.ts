@@ -58,6 +58,10 @@ const dbOption = (): Option => new Option('--db <location>', 'SQLite file, :memo
   .env('DEVICEHUB_DB').default('./devicehub.db')
 const secretOption = (): Option => new Option('--jwt-secret <secret>', 'JWT signing secret (else stored in the database; also read from JWT_SECRET)')
   .env('DEVICEHUB_JWT_SECRET')
+const keyDerivationOption = (): Option => new Option('--jwt-key-derivation <mode>',
+  'auto = DeviceHive\'s key for a canonical Base64 secret, else the whole secret; devicehive = DeviceHive\'s for any secret ' +
+  '(to verify tokens DeviceHive minted with a secret such as devicehive)')
+  .env('DEVICEHUB_JWT_KEY_DERIVATION').choices(['auto', 'devicehive']).default('auto')
 
 /**
  * @example
@@ -78,6 +82,7 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--base-path <path>', 'REST base path (a leading / is added)').env('DEVICEHUB_BASE_PATH').default('/api/rest'))
     .addOption(dbOption())
     .addOption(secretOption())
+    .addOption(keyDerivationOption())
     .addOption(new Option('--admin-login <login>', 'login of the admin created on first start').env('DEVICEHUB_ADMIN_LOGIN').default('dhadmin'))
     .addOption(new Option('--admin-password <password>', 'password of the admin created on first start (else generated and printed once)').env('DEVICEHUB_ADMIN_PASSWORD'))
     .addOption(new Option('--access-token-lifetime <duration>', 'access token lifetime, with a unit: ms, s, m, h or d').env('DEVICEHUB_ACCESS_TOKEN_LIFETIME').default(30 * 60_000, '30m').argParser(duration))
@@ -123,10 +128,13 @@ export function createCli (io: CliIo = defaultIo): Command {
     .requiredOption('--login <login>', 'the user\'s login')
     .addOption(dbOption())
     .addOption(secretOption())
-    .action(async (options: { login: string, db: string, jwtSecret?: string }) => {
+    .addOption(keyDerivationOption())
+    .action(async (options: { login: string, db: string, jwtSecret?: string, jwtKeyDerivation: 'auto' | 'devicehive' }) => {
       // A typo in --db must not create a database with a fresh admin.
       const store = await openStore(options.db, { mustExist: true })
-      const hub = await createDeviceHub({ store, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined })
+      const hub = await createDeviceHub({
+        store, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined, jwtKeyDerivation: options.jwtKeyDerivation
+      })
       try {
         if (hub.bootstrap.generatedPassword !== undefined) {
           io.err(`Initialised ${describeLocation(options.db)}: admin '${hub.bootstrap.adminLogin}' password: ${hub.bootstrap.generatedPassword}`)

@@ -5,6 +5,8 @@
 import type { AuthService, TokenLifetimes } from './auth/auth-service.js'
 import { DEFAULT_TOKEN_LIFETIMES, createAuthService } from './auth/auth-service.js'
 import { createJwtCodec } from './auth/jwt.js'
+import type { JwtKeyDerivation } from './auth/jwt-key.js'
+import { jwtKeyWarning } from './auth/jwt-key.js'
 import type { BootstrapResult } from './bootstrap.js'
 import { ensureInitialData, resolveJwtSecret } from './bootstrap.js'
 import type { CommandService } from './commands/command-service.js'
@@ -57,6 +59,12 @@ export interface DeviceHubOptions {
   logger?: Logger
   /** The JWT secret (D3); when absent the stored one is used, or one is generated and stored. */
   jwtSecret?: string
+  /**
+   * How the HMAC key comes from the secret (jwt-key.ts): `auto` (default) keeps DeviceHive's
+   * key for a secret in canonical Base64 and uses any other secret whole; `devicehive` always
+   * uses DeviceHive's derivation (to verify tokens DeviceHive minted with, e.g., `devicehive`).
+   */
+  jwtKeyDerivation?: JwtKeyDerivation
   tokenLifetimes?: Partial<TokenLifetimes>
   /**
    * The admin created on the first start (D4), with the network and device type 1. Without a
@@ -90,6 +98,8 @@ export interface DeviceHub {
    * only hashed.
    */
   readonly bootstrap: BootstrapResult
+  /** What the operator must hear about at start (a JWT secret too short to be safe); also logged as warnings. */
+  readonly startupWarnings: readonly string[]
   /** Runs the first-start bootstrap if `deferBootstrap` postponed it (idempotent); returns `bootstrap`. */
   initialise(): Promise<BootstrapResult>
   /** True once the first-start data exists (at once, unless `deferBootstrap` postponed it). */
@@ -144,7 +154,9 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const limits: Limits = { maxTake: 10_000, ...options.limits }
   const lifetimes = { ...DEFAULT_TOKEN_LIFETIMES, ...options.tokenLifetimes }
   const secret = await resolveJwtSecret(store, options.jwtSecret)
-  const auth = createAuthService({ store, jwt: createJwtCodec(secret), clock, lifetimes })
+  const auth = createAuthService({ store, jwt: createJwtCodec(secret, options.jwtKeyDerivation), clock, lifetimes })
+  const startupWarnings = [jwtKeyWarning(secret, options.jwtKeyDerivation)].filter((w) => w !== undefined)
+  for (const warning of startupWarnings) logger.warn(warning)
   const runBootstrap = (): Promise<BootstrapResult> => ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
   const initialisation = await createInitialisation(runBootstrap, {
     deferred: options.deferBootstrap === true,
@@ -181,6 +193,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     get bootstrap () {
       return initialisation.result
     },
+    startupWarnings,
     initialise: () => initialisation.run(),
     get initialised () {
       return initialisation.done

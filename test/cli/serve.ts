@@ -2,6 +2,7 @@ import t from 'tap'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
+import { createJwtCodec } from '../../lib/core/auth/jwt.js'
 import { runCli } from '../fixtures/cli.js'
 
 // Each case spawns CLI processes, slow on a loaded machine.
@@ -19,6 +20,7 @@ t.test('devicehub serve: first start, login over HTTP, SIGTERM, restart keeps da
   const [, url] = await first.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/api\/rest)/)
   const [, password] = await first.waitFor(/created admin 'dhadmin' with password (\S+)/)
   t.match(first.stderr(), /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/rest\/token/, 'prints how to get a token')
+  t.notMatch(first.stderr(), /WARNING/, 'the generated secret is long enough')
   const loggedIn = await login(url!, password!)
   t.equal(loggedIn.status, 201)
   await login(url!, 'wrong-password-here')
@@ -92,7 +94,8 @@ t.test('devicehub serve honours flags and environment variables', async (t) => {
     DEVICEHUB_DB: db,
     DEVICEHUB_ADMIN_LOGIN: 'root-admin',
     DEVICEHUB_ADMIN_PASSWORD: 'chosen-password',
-    JWT_SECRET: 'devicehive'
+    JWT_SECRET: 'devicehive',
+    DEVICEHUB_JWT_KEY_DERIVATION: 'devicehive'
   })
   t.teardown(() => { cli.child.kill('SIGKILL') })
   const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/dh\/rest)/)
@@ -102,6 +105,8 @@ t.test('devicehub serve honours flags and environment variables', async (t) => {
   const { accessToken } = await res.json() as { accessToken: string }
   // Signed with `devicehive` through DeviceHive's key derivation: the same signature a DeviceHive server makes.
   t.match(accessToken, /^eyJhbGciOiJIUzI1NiJ9\./)
+  t.equal(createJwtCodec('devicehive', 'devicehive').decode(accessToken).t, 1, 'DeviceHive\'s key verifies it')
+  t.match(cli.stderr(), /WARNING: The JWT secret gives only 6 bytes of HMAC key.*ignores part of this secret/, 'the weak secret is reported loudly')
   cli.child.kill('SIGTERM')
   t.equal(await cli.exited, 0)
 })
