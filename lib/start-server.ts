@@ -51,6 +51,13 @@ export interface StartServerOptions {
    * crash of the process. Default `normal` on SQLite, the server's setting (`full`) on PostgreSQL.
    */
   durability?: Durability
+  /**
+   * The public origin clients use (e.g. `https://iot.example.com`) in the URLs the server reports
+   * (`webSocketServerUrl`, `proxyEndpoint`): see buildServer. Default: the address they connected to.
+   */
+  publicUrl?: string
+  /** Fastify's `trustProxy`: behind a reverse proxy, read the client address and the public origin from its headers. */
+  trustProxy?: FastifyServerOptions['trustProxy']
   /** Called with the built app before it listens: add hooks or routes (the test rig's faults do). */
   configure?: (app: FastifyInstance) => void | Promise<void>
 }
@@ -110,7 +117,16 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   const basePath = normaliseBasePath(options.basePath ?? '/api/rest')
   let app: FastifyInstance
   try {
-    app = await buildServer({ hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, metrics: options.metrics, console: options.console })
+    app = await buildServer({
+      hub,
+      basePath,
+      logger: options.logger,
+      bodyLimit: options.bodyLimit,
+      metrics: options.metrics,
+      console: options.console,
+      publicUrl: options.publicUrl,
+      trustProxy: options.trustProxy
+    })
   } catch (error) {
     await hub.close()
     throw error

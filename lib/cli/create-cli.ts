@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { createDeviceHub } from '../core/devicehub.js'
 import { SERVER_VERSION } from '../core/version.js'
+import { parsePublicUrl } from '../http/public-origin.js'
 import { describeLocation, openStore } from '../store/open-store.js'
 import { migrateStore } from './migrate.js'
 import { runServe } from './serve.js'
@@ -46,6 +47,22 @@ function duration (value: string): number {
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message)
   }
+}
+
+function publicUrl (value: string): string {
+  try {
+    return parsePublicUrl(value)
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message)
+  }
+}
+
+/** `--trust-proxy` alone (or 1/true/yes/on) trusts any proxy; 0/false/no/off or empty, none; else a list of addresses. */
+function trustProxy (value: string | boolean | undefined): boolean | string {
+  if (value === undefined || value === false) return false
+  if (value === true || /^(1|true|yes|on)$/i.test(value.trim())) return true
+  if (/^(0|false|no|off|)$/i.test(value.trim())) return false
+  return value.split(',').map((part) => part.trim()).filter((part) => part !== '').join(',')
 }
 
 function presenceWindow (value: string): number {
@@ -97,6 +114,10 @@ export function createCli (io: CliIo = defaultIo): Command {
       'full = acknowledged writes survive a power failure (slower writes); normal = they survive a crash of devicehub')
       .env('DEVICEHUB_DURABILITY').choices(['normal', 'full'])
       .default(undefined, 'normal on SQLite, the server\'s setting (full) on PostgreSQL'))
+    .addOption(new Option('--public-url <url>', 'the origin clients use, e.g. https://iot.example.com: it starts the WebSocket ' +
+      'and plugin proxy URLs the server reports (default: the address each client connected to)').env('DEVICEHUB_PUBLIC_URL').argParser(publicUrl))
+    .addOption(new Option('--trust-proxy [addresses]', 'behind a reverse proxy: take the client address and the public origin from its ' +
+      'X-Forwarded-* headers (optionally only from these comma-separated proxy addresses)').env('DEVICEHUB_TRUST_PROXY'))
     .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
@@ -112,7 +133,8 @@ export function createCli (io: CliIo = defaultIo): Command {
         logFormat: options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
         metrics: options.metrics === true || /^(1|true|yes|on)$/i.test(io.env.DEVICEHUB_METRICS ?? ''),
         adminPassword: options.adminPassword || undefined,
-        jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined
+        jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined,
+        trustProxy: trustProxy(options.trustProxy)
       }, io)
     })
 

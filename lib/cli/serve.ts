@@ -34,6 +34,10 @@ export interface ServeOptions {
   presenceNotifications: boolean
   /** False with --no-console. */
   console: boolean
+  /** The public origin in the URLs the server reports (--public-url). */
+  publicUrl?: string
+  /** true, or the proxies' addresses (comma-separated) whose X-Forwarded-* headers are trusted. */
+  trustProxy?: boolean | string
   /** SQLite `synchronous`: normal (default) or full. */
   durability?: 'normal' | 'full'
 }
@@ -55,6 +59,8 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     console: options.console,
     bodyLimit: options.bodyLimit,
     durability: options.durability,
+    publicUrl: options.publicUrl,
+    trustProxy: options.trustProxy,
     logger: createLoggerOptions({ level: options.logLevel, format: options.logFormat, colour: process.stdout.isTTY }),
     metrics: options.metrics
   })

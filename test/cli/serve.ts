@@ -67,7 +67,7 @@ async function freePort (): Promise<number> {
 
 t.test('devicehub serve: a login sent the moment the port accepts gets 201, never 401 (#22)', async (t) => {
   const port = await freePort()
-  const cli = runCli(['serve', '--db', join(t.testdir(), 'fresh.db'), '--port', String(port), '--log-level', 'silent'], {
+  const cli = runCli(['serve', '--db', join(t.testdir(), 'fresh.db'), '--port', String(port), '--log-level', 'silent', '--trust-proxy'], {
     DEVICEHUB_ADMIN_PASSWORD: 'chosen-password'
   })
   t.teardown(() => { cli.child.kill('SIGKILL') })
@@ -84,6 +84,8 @@ t.test('devicehub serve: a login sent the moment the port accepts gets 201, neve
   t.equal(first.status, 201, `the first answer: ${first.status} ${String(first.body.message ?? '')}`)
   const ready = await fetch(`${url}/health/ready`)
   t.equal(ready.status, 200)
+  const info = await (await fetch(`${url}/info`, { headers: { 'x-forwarded-host': 'dh.example', 'x-forwarded-proto': 'https' } })).json() as { webSocketServerUrl: string }
+  t.equal(info.webSocketServerUrl, 'wss://dh.example/api/websocket', '--trust-proxy: the proxy\'s headers name the origin')
   cli.child.kill('SIGTERM')
   t.equal(await cli.exited, 0)
 })
@@ -95,7 +97,8 @@ t.test('devicehub serve honours flags and environment variables', async (t) => {
     DEVICEHUB_ADMIN_LOGIN: 'root-admin',
     DEVICEHUB_ADMIN_PASSWORD: 'chosen-password',
     JWT_SECRET: 'devicehive',
-    DEVICEHUB_JWT_KEY_DERIVATION: 'devicehive'
+    DEVICEHUB_JWT_KEY_DERIVATION: 'devicehive',
+    DEVICEHUB_PUBLIC_URL: 'https://iot.example.com'
   })
   t.teardown(() => { cli.child.kill('SIGKILL') })
   const [, url] = await cli.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+\/dh\/rest)/)
@@ -107,6 +110,8 @@ t.test('devicehub serve honours flags and environment variables', async (t) => {
   t.match(accessToken, /^eyJhbGciOiJIUzI1NiJ9\./)
   t.equal(createJwtCodec('devicehive', 'devicehive').decode(accessToken).t, 1, 'DeviceHive\'s key verifies it')
   t.match(cli.stderr(), /WARNING: The JWT secret gives only 6 bytes of HMAC key.*ignores part of this secret/, 'the weak secret is reported loudly')
+  const info = await (await fetch(`${url}/info`, { headers: { 'x-forwarded-host': 'evil.example' } })).json() as { webSocketServerUrl: string }
+  t.equal(info.webSocketServerUrl, 'wss://iot.example.com/dh/websocket', 'DEVICEHUB_PUBLIC_URL names the origin')
   cli.child.kill('SIGTERM')
   t.equal(await cli.exited, 0)
 })
@@ -115,12 +120,16 @@ t.test('devicehub refuses bad flags with a message', async (t) => {
   const bad = runCli(['serve', '--port', 'abc'])
   t.not(await bad.exited, 0)
   t.match(bad.stderr(), /--port/)
+  const badUrl = runCli(['serve', '--public-url', 'iot.example.com/dh'])
+  t.not(await badUrl.exited, 0)
+  t.match(badUrl.stderr(), /--public-url.*must be an http\(s\) origin/)
   const help = runCli(['--help'])
   t.equal(await help.exited, 0)
   for (const command of ['serve', 'migrate', 'token']) t.match(help.stdout(), command)
   const serveHelp = runCli(['serve', '--help'])
   await serveHelp.exited
-  for (const flag of ['--port', '--host', '--base-path', '--db', '--jwt-secret', '--admin-login', '--admin-password', '--access-token-lifetime', '--refresh-token-lifetime', '--log-level', 'DEVICEHUB_PORT']) {
+  for (const flag of ['--port', '--host', '--base-path', '--db', '--jwt-secret', '--admin-login', '--admin-password', '--access-token-lifetime', '--refresh-token-lifetime', '--log-level', 'DEVICEHUB_PORT',
+    '--public-url', '--trust-proxy', '--jwt-key-derivation']) {
     t.match(serveHelp.stdout(), flag)
   }
   const migrate = runCli(['migrate', '--db', ':memory:'])

@@ -12,6 +12,8 @@ import type { DeviceHub } from '../../core/devicehub.js'
 import { unauthorized } from '../../core/errors.js'
 import { installErrorHandler } from '../error-handler.js'
 import { installReadinessGate } from '../readiness-gate.js'
+import type { OriginPolicy } from '../public-origin.js'
+import { requestOrigin } from '../public-origin.js'
 import type { ActionHandler } from './actions.js'
 import { webSocketRegistry } from './registry.js'
 import type { SessionLimits } from './session.js'
@@ -49,15 +51,15 @@ export interface WebSocketRouteOptions extends WebSocketOptions {
   basePath: string
   /** Extra actions served on this endpoint besides the DeviceHive catalogue. */
   actions?: Readonly<Record<string, ActionHandler>>
+  /** Where `restServerUrl`'s origin comes from: a public URL, trusted proxy headers, else the connection. */
+  origin?: OriginPolicy
 }
 
 // The principal of a bearer header on the upgrade, checked before the upgrade (401 refuses it).
 const upgradePrincipals = new WeakMap<FastifyRequest, { principal: Principal, token: string }>()
 
-function restServerUrl (request: FastifyRequest, basePath: string): string {
-  const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'
-  const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
-  return `${scheme}://${String(host)}${basePath}`
+function restServerUrl (request: FastifyRequest, basePath: string, origin: OriginPolicy = {}): string {
+  return `${requestOrigin(request, origin, 'http')}${basePath}`
 }
 
 /**
@@ -94,7 +96,7 @@ export function installWebSocketRoute (instance: FastifyInstance, path: string, 
       hub,
       registry,
       logger: request.log,
-      restServerUrl: restServerUrl(request, options.basePath),
+      restServerUrl: restServerUrl(request, options.basePath, options.origin),
       limits,
       principal: auth?.principal,
       token: auth?.token,
