@@ -35,6 +35,8 @@ export interface StartServerOptions {
   retentionMs?: number
   logger?: FastifyServerOptions['logger']
   bodyLimit?: number
+  /** Behind a reverse proxy: whose `X-Forwarded-For` names the client (see buildServer; default none). */
+  trustProxy?: FastifyServerOptions['trustProxy']
   /** Prometheus metrics at `GET /metrics` (default false; see buildServer). */
   metrics?: boolean | MetricsOptions
   /**
@@ -56,8 +58,6 @@ export interface StartServerOptions {
    * (`webSocketServerUrl`, `proxyEndpoint`): see buildServer. Default: the address they connected to.
    */
   publicUrl?: string
-  /** Fastify's `trustProxy`: behind a reverse proxy, read the client address and the public origin from its headers. */
-  trustProxy?: FastifyServerOptions['trustProxy']
   /** Called with the built app before it listens: add hooks or routes (the test rig's faults do). */
   configure?: (app: FastifyInstance) => void | Promise<void>
 }
@@ -118,14 +118,8 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   let app: FastifyInstance
   try {
     app = await buildServer({
-      hub,
-      basePath,
-      logger: options.logger,
-      bodyLimit: options.bodyLimit,
-      metrics: options.metrics,
-      console: options.console,
       publicUrl: options.publicUrl,
-      trustProxy: options.trustProxy
+      hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, trustProxy: options.trustProxy, metrics: options.metrics, console: options.console
     })
   } catch (error) {
     await hub.close()

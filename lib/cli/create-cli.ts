@@ -41,6 +41,14 @@ function integer (min: number, max: number) {
   }
 }
 
+/** `--trust-proxy`: addresses and CIDR ranges (Fastify's `trustProxy`), or true for any (only when nothing reaches devicehub past the proxy). */
+function trustProxy (value: string): boolean | string {
+  const text = value.trim()
+  if (/^(true|false)$/i.test(text)) return text.toLowerCase() === 'true'
+  if (!/^[\w.:/,\s%-]+$/.test(text)) throw new InvalidArgumentError('expected addresses or CIDR ranges (comma-separated), or true')
+  return text
+}
+
 function duration (value: string): number {
   try {
     return parseDuration(value)
@@ -55,14 +63,6 @@ function publicUrl (value: string): string {
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message)
   }
-}
-
-/** `--trust-proxy` alone (or 1/true/yes/on) trusts any proxy; 0/false/no/off or empty, none; else a list of addresses. */
-function trustProxy (value: string | boolean | undefined): boolean | string {
-  if (value === undefined || value === false) return false
-  if (value === true || /^(1|true|yes|on)$/i.test(value.trim())) return true
-  if (/^(0|false|no|off|)$/i.test(value.trim())) return false
-  return value.split(',').map((part) => part.trim()).filter((part) => part !== '').join(',')
 }
 
 function presenceWindow (value: string): number {
@@ -116,9 +116,9 @@ export function createCli (io: CliIo = defaultIo): Command {
       .default(undefined, 'normal on SQLite, the server\'s setting (full) on PostgreSQL'))
     .addOption(new Option('--public-url <url>', 'the origin clients use, e.g. https://iot.example.com: it starts the WebSocket ' +
       'and plugin proxy URLs the server reports (default: the address each client connected to)').env('DEVICEHUB_PUBLIC_URL').argParser(publicUrl))
-    .addOption(new Option('--trust-proxy [addresses]', 'behind a reverse proxy: take the client address and the public origin from its ' +
-      'X-Forwarded-* headers (optionally only from these comma-separated proxy addresses)').env('DEVICEHUB_TRUST_PROXY'))
     .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
+    .addOption(new Option('--trust-proxy <proxies>', 'behind a reverse proxy: its addresses or CIDR ranges (comma-separated), ' +
+      'whose X-Forwarded-For then names the client (login throttling counts per client)').env('DEVICEHUB_TRUST_PROXY').argParser(trustProxy))
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .addOption(new Option('--log-format <format>', 'pretty (one readable line per record) or json (JSON lines)')
@@ -133,8 +133,7 @@ export function createCli (io: CliIo = defaultIo): Command {
         logFormat: options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
         metrics: options.metrics === true || /^(1|true|yes|on)$/i.test(io.env.DEVICEHUB_METRICS ?? ''),
         adminPassword: options.adminPassword || undefined,
-        jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined,
-        trustProxy: trustProxy(options.trustProxy)
+        jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined
       }, io)
     })
 

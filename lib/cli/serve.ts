@@ -36,10 +36,10 @@ export interface ServeOptions {
   console: boolean
   /** The public origin in the URLs the server reports (--public-url). */
   publicUrl?: string
-  /** true, or the proxies' addresses (comma-separated) whose X-Forwarded-* headers are trusted. */
-  trustProxy?: boolean | string
   /** SQLite `synchronous`: normal (default) or full. */
   durability?: 'normal' | 'full'
+  /** --trust-proxy: the proxies whose `X-Forwarded-For` names the client (login throttling counts per client). */
+  trustProxy?: boolean | string
 }
 
 export async function runServe (options: ServeOptions, io: CliIo): Promise<void> {
@@ -58,9 +58,9 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     presence: { windowMs: options.presenceWindow, notifications: options.presenceNotifications },
     console: options.console,
     bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy,
     durability: options.durability,
     publicUrl: options.publicUrl,
-    trustProxy: options.trustProxy,
     logger: createLoggerOptions({ level: options.logLevel, format: options.logFormat, colour: process.stdout.isTTY }),
     metrics: options.metrics
   })

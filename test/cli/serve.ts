@@ -67,7 +67,7 @@ async function freePort (): Promise<number> {
 
 t.test('devicehub serve: a login sent the moment the port accepts gets 201, never 401 (#22)', async (t) => {
   const port = await freePort()
-  const cli = runCli(['serve', '--db', join(t.testdir(), 'fresh.db'), '--port', String(port), '--log-level', 'silent', '--trust-proxy'], {
+  const cli = runCli(['serve', '--db', join(t.testdir(), 'fresh.db'), '--port', String(port), '--log-level', 'silent', '--trust-proxy', 'true'], {
     DEVICEHUB_ADMIN_PASSWORD: 'chosen-password'
   })
   t.teardown(() => { cli.child.kill('SIGKILL') })
