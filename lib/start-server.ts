@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { TokenLifetimes } from './core/auth/auth-service.js'
+import type { JwtKeyDerivation } from './core/auth/jwt-key.js'
 import type { DeviceHub } from './core/devicehub.js'
 import { createDeviceHub } from './core/devicehub.js'
 import type { Limits } from './core/context.js'
@@ -25,6 +26,8 @@ export interface StartServerOptions {
   host?: string
   basePath?: string
   jwtSecret?: string
+  /** `auto` (default) or `devicehive`: see {@link DeviceHubOptions.jwtKeyDerivation}. */
+  jwtKeyDerivation?: JwtKeyDerivation
   admin?: { login?: string, password?: string }
   tokenLifetimes?: Partial<TokenLifetimes>
   limits?: Partial<Limits>
@@ -50,6 +53,11 @@ export interface StartServerOptions {
    * crash of the process. Default `normal` on SQLite, the server's setting (`full`) on PostgreSQL.
    */
   durability?: Durability
+  /**
+   * The public origin clients use (e.g. `https://iot.example.com`) in the URLs the server reports
+   * (`webSocketServerUrl`, `proxyEndpoint`): see buildServer. Default: the address they connected to.
+   */
+  publicUrl?: string
   /** Called with the built app before it listens: add hooks or routes (the test rig's faults do). */
   configure?: (app: FastifyInstance) => void | Promise<void>
 }
@@ -90,9 +98,11 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
       store,
       doorbell: doorbells,
       jwtSecret: options.jwtSecret,
+      jwtKeyDerivation: options.jwtKeyDerivation,
       admin: options.admin,
       // The admin is created once the server really listens: a start that fails (a busy port)
-      // must not create an admin whose generated password nobody saw.
+      // must not create an admin whose generated password nobody saw. Requests that arrive
+      // before it exists wait for it (http/readiness-gate.ts).
       deferBootstrap: true,
       tokenLifetimes: options.tokenLifetimes,
       limits: options.limits,
@@ -108,12 +118,15 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   let app: FastifyInstance
   try {
     app = await buildServer({
+      publicUrl: options.publicUrl,
       hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, trustProxy: options.trustProxy, metrics: options.metrics, console: options.console
     })
   } catch (error) {
     await hub.close()
     throw error
   }
+  // The hub logs nowhere yet: say it in the server's log, where the operator looks.
+  for (const warning of hub.startupWarnings) app.log.warn(warning)
   const host = options.host ?? '127.0.0.1'
   try {
     await options.configure?.(app)

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { createDeviceHub } from '../core/devicehub.js'
 import { SERVER_VERSION } from '../core/version.js'
+import { parsePublicUrl } from '../http/public-origin.js'
 import { describeLocation, openStore } from '../store/open-store.js'
 import { migrateStore } from './migrate.js'
 import { runServe } from './serve.js'
@@ -56,6 +57,14 @@ function duration (value: string): number {
   }
 }
 
+function publicUrl (value: string): string {
+  try {
+    return parsePublicUrl(value)
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message)
+  }
+}
+
 function presenceWindow (value: string): number {
   const ms = duration(value)
   if (ms < 1000) throw new InvalidArgumentError('the presence window is at least 1s')
@@ -66,6 +75,10 @@ const dbOption = (): Option => new Option('--db <location>', 'SQLite file, :memo
   .env('DEVICEHUB_DB').default('./devicehub.db')
 const secretOption = (): Option => new Option('--jwt-secret <secret>', 'JWT signing secret (else stored in the database; also read from JWT_SECRET)')
   .env('DEVICEHUB_JWT_SECRET')
+const keyDerivationOption = (): Option => new Option('--jwt-key-derivation <mode>',
+  'auto = DeviceHive\'s key for a canonical Base64 secret, else the whole secret; devicehive = DeviceHive\'s for any secret ' +
+  '(to verify tokens DeviceHive minted with a secret such as devicehive)')
+  .env('DEVICEHUB_JWT_KEY_DERIVATION').choices(['auto', 'devicehive']).default('auto')
 
 /**
  * @example
@@ -86,6 +99,7 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--base-path <path>', 'REST base path (a leading / is added)').env('DEVICEHUB_BASE_PATH').default('/api/rest'))
     .addOption(dbOption())
     .addOption(secretOption())
+    .addOption(keyDerivationOption())
     .addOption(new Option('--admin-login <login>', 'login of the admin created on first start').env('DEVICEHUB_ADMIN_LOGIN').default('dhadmin'))
     .addOption(new Option('--admin-password <password>', 'password of the admin created on first start (else generated and printed once)').env('DEVICEHUB_ADMIN_PASSWORD'))
     .addOption(new Option('--access-token-lifetime <duration>', 'access token lifetime, with a unit: ms, s, m, h or d').env('DEVICEHUB_ACCESS_TOKEN_LIFETIME').default(30 * 60_000, '30m').argParser(duration))
@@ -100,6 +114,8 @@ export function createCli (io: CliIo = defaultIo): Command {
       'full = acknowledged writes survive a power failure (slower writes); normal = they survive a crash of devicehub')
       .env('DEVICEHUB_DURABILITY').choices(['normal', 'full'])
       .default(undefined, 'normal on SQLite, the server\'s setting (full) on PostgreSQL'))
+    .addOption(new Option('--public-url <url>', 'the origin clients use, e.g. https://iot.example.com: it starts the WebSocket ' +
+      'and plugin proxy URLs the server reports (default: the address each client connected to)').env('DEVICEHUB_PUBLIC_URL').argParser(publicUrl))
     .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
     .addOption(new Option('--trust-proxy <proxies>', 'behind a reverse proxy: its addresses or CIDR ranges (comma-separated), ' +
       'whose X-Forwarded-For then names the client (login throttling counts per client)').env('DEVICEHUB_TRUST_PROXY').argParser(trustProxy))
@@ -133,10 +149,13 @@ export function createCli (io: CliIo = defaultIo): Command {
     .requiredOption('--login <login>', 'the user\'s login')
     .addOption(dbOption())
     .addOption(secretOption())
-    .action(async (options: { login: string, db: string, jwtSecret?: string }) => {
+    .addOption(keyDerivationOption())
+    .action(async (options: { login: string, db: string, jwtSecret?: string, jwtKeyDerivation: 'auto' | 'devicehive' }) => {
       // A typo in --db must not create a database with a fresh admin.
       const store = await openStore(options.db, { mustExist: true })
-      const hub = await createDeviceHub({ store, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined })
+      const hub = await createDeviceHub({
+        store, jwtSecret: options.jwtSecret || io.env.JWT_SECRET || undefined, jwtKeyDerivation: options.jwtKeyDerivation
+      })
       try {
         if (hub.bootstrap.generatedPassword !== undefined) {
           io.err(`Initialised ${describeLocation(options.db)}: admin '${hub.bootstrap.adminLogin}' password: ${hub.bootstrap.generatedPassword}`)

@@ -17,6 +17,8 @@ export interface ServeOptions {
   basePath: string
   db: string
   jwtSecret?: string
+  /** `auto` (default) or `devicehive` (DeviceHive's key derivation for any secret). */
+  jwtKeyDerivation?: 'auto' | 'devicehive'
   adminLogin: string
   adminPassword?: string
   accessTokenLifetime: number
@@ -32,6 +34,8 @@ export interface ServeOptions {
   presenceNotifications: boolean
   /** False with --no-console. */
   console: boolean
+  /** The public origin in the URLs the server reports (--public-url). */
+  publicUrl?: string
   /** SQLite `synchronous`: normal (default) or full. */
   durability?: 'normal' | 'full'
   /** --trust-proxy: the proxies whose `X-Forwarded-For` names the client (login throttling counts per client). */
@@ -46,6 +50,7 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     host: options.host,
     basePath: options.basePath,
     jwtSecret: options.jwtSecret,
+    jwtKeyDerivation: options.jwtKeyDerivation,
     admin: { login: options.adminLogin, password: options.adminPassword },
     tokenLifetimes: { accessMs: options.accessTokenLifetime, refreshMs: options.refreshTokenLifetime },
     limits: { maxTake: options.maxTake },
@@ -55,6 +60,7 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy,
     durability: options.durability,
+    publicUrl: options.publicUrl,
     logger: createLoggerOptions({ level: options.logLevel, format: options.logFormat, colour: process.stdout.isTTY }),
     metrics: options.metrics
   })
@@ -65,6 +71,7 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
   say(`database: ${describeLocation(options.db)}`)
   say(`API docs: ${server.url}/docs   health: ${server.url}/health/ready${options.metrics ? `   metrics: ${origin}/metrics` : ''}`)
   if (server.consoleUrl !== undefined) say(`web console: ${server.consoleUrl}`)
+  for (const warning of server.hub.startupWarnings) say(`WARNING: ${warning}`)
   if (bootstrap.generatedPassword !== undefined) {
     say(`first start: created admin '${bootstrap.adminLogin}' with password ${bootstrap.generatedPassword}`)
     say('this password is shown only once: keep it now (lost it? devicehub user passwd)')

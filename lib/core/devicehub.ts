@@ -5,6 +5,8 @@
 import type { AuthService, TokenLifetimes } from './auth/auth-service.js'
 import { DEFAULT_TOKEN_LIFETIMES, createAuthService } from './auth/auth-service.js'
 import { createJwtCodec } from './auth/jwt.js'
+import type { JwtKeyDerivation } from './auth/jwt-key.js'
+import { jwtKeyWarning } from './auth/jwt-key.js'
 import type { BootstrapResult } from './bootstrap.js'
 import { ensureInitialData, resolveJwtSecret } from './bootstrap.js'
 import type { CommandService } from './commands/command-service.js'
@@ -30,6 +32,7 @@ import type { PluginService } from './plugins/plugin-service.js'
 import { createPluginService } from './plugins/plugin-service.js'
 import type { HealthReport } from './operations/health.js'
 import { checkHealth } from './operations/health.js'
+import { createInitialisation } from './operations/initialisation.js'
 import type { HubStats } from './operations/hub-stats.js'
 import { countingDoorbell, createStatsRecorder } from './operations/hub-stats.js'
 import type { Logger, Store } from './ports.js'
@@ -56,6 +59,12 @@ export interface DeviceHubOptions {
   logger?: Logger
   /** The JWT secret (D3); when absent the stored one is used, or one is generated and stored. */
   jwtSecret?: string
+  /**
+   * How the HMAC key comes from the secret (jwt-key.ts): `auto` (default) keeps DeviceHive's
+   * key for a secret in canonical Base64 and uses any other secret whole; `devicehive` always
+   * uses DeviceHive's derivation (to verify tokens DeviceHive minted with, e.g., `devicehive`).
+   */
+  jwtKeyDerivation?: JwtKeyDerivation
   tokenLifetimes?: Partial<TokenLifetimes>
   /**
    * The admin created on the first start (D4), with the network and device type 1. Without a
@@ -64,7 +73,8 @@ export interface DeviceHubOptions {
   admin?: { login?: string, password?: string }
   /**
    * Do not create the first-start data now; `hub.initialise()` does. `startServer()` uses this
-   * so that a start that fails (a busy port) creates no admin whose password nobody saw.
+   * so that a start that fails (a busy port) creates no admin whose password nobody saw. The
+   * HTTP adapter holds requests until then (10 s at most, then 503): call `initialise()`.
    */
   deferBootstrap?: boolean
   limits?: Partial<Limits>
@@ -88,8 +98,17 @@ export interface DeviceHub {
    * only hashed.
    */
   readonly bootstrap: BootstrapResult
+  /** What the operator must hear about at start (a JWT secret too short to be safe); also logged as warnings. */
+  readonly startupWarnings: readonly string[]
   /** Runs the first-start bootstrap if `deferBootstrap` postponed it (idempotent); returns `bootstrap`. */
   initialise(): Promise<BootstrapResult>
+  /** True once the first-start data exists (at once, unless `deferBootstrap` postponed it). */
+  readonly initialised: boolean
+  /**
+   * Resolves once the first-start data exists; rejects when the bootstrap failed or the hub
+   * closed first. The HTTP adapter holds requests on it, so none is answered before then.
+   */
+  whenInitialised(): Promise<void>
   /** Readiness: the store answers, the doorbell is connected, the hub is not closing. */
   health(): Promise<HealthReport>
   /** Counters for monitoring (parked polls, messages written, retention). */
@@ -135,12 +154,14 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const limits: Limits = { maxTake: 10_000, ...options.limits }
   const lifetimes = { ...DEFAULT_TOKEN_LIFETIMES, ...options.tokenLifetimes }
   const secret = await resolveJwtSecret(store, options.jwtSecret)
-  const auth = createAuthService({ store, jwt: createJwtCodec(secret), clock, lifetimes })
+  const auth = createAuthService({ store, jwt: createJwtCodec(secret, options.jwtKeyDerivation), clock, lifetimes })
+  const startupWarnings = [jwtKeyWarning(secret, options.jwtKeyDerivation)].filter((w) => w !== undefined)
+  for (const warning of startupWarnings) logger.warn(warning)
   const runBootstrap = (): Promise<BootstrapResult> => ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
-  let bootstrap: BootstrapResult = options.deferBootstrap === true
-    ? { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
-    : await runBootstrap()
-  let initialising: Promise<BootstrapResult> | undefined = options.deferBootstrap === true ? undefined : Promise.resolve(bootstrap)
+  const initialisation = await createInitialisation(runBootstrap, {
+    deferred: options.deferBootstrap === true,
+    placeholder: { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
+  })
   const waiters = createWaiterRegistry()
   // Writes that ride the doorbell on PostgreSQL commit out of stamp order: their events are
   // put back in order before any listener sees them (ordered-doorbell.ts).
@@ -170,16 +191,15 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     logger,
     limits,
     get bootstrap () {
-      return bootstrap
+      return initialisation.result
     },
-    initialise () {
-      initialising ??= runBootstrap().then((result) => {
-        bootstrap = result
-        return result
-      })
-      return initialising
+    startupWarnings,
+    initialise: () => initialisation.run(),
+    get initialised () {
+      return initialisation.done
     },
-    health: () => checkHealth({ store, doorbell, closing: () => closing !== undefined || waiters.closed }),
+    whenInitialised: () => initialisation.settled(),
+    health: () => checkHealth({ store, doorbell, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done }),
     stats: recorder.stats,
     tokens: auth,
     info: createInfoService({ clock, cluster: options.cluster, describeStore: () => `storage: ${store.dialect}` }),
@@ -200,6 +220,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     },
     close () {
       closing ??= (async () => {
+        initialisation.abandon()
         waiters.releaseAll()
         pluginDelivery.close()
         await retention.stop()

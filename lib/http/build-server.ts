@@ -11,6 +11,7 @@ import type { MetricsOptions } from './metrics.js'
 import { installMetrics } from './metrics.js'
 import { devicehubPlugin } from './plugin.js'
 import type { PluginProxyOptions } from './plugin-proxy/route.js'
+import { parsePublicUrl } from './public-origin.js'
 import { OneLinePerRequest } from './request-log.js'
 import type { WebSocketOptions } from './websocket/websocket-routes.js'
 import { webSocketRegistry } from './websocket/registry.js'
@@ -28,6 +29,13 @@ export interface BuildServerOptions {
    * `X-Forwarded-For` (login throttling counts per address). Default false.
    */
   trustProxy?: FastifyServerOptions['trustProxy']
+  /**
+   * The public origin clients use, e.g. `https://iot.example.com` (`--public-url`): the URLs the
+   * server reports (`webSocketServerUrl`, `proxyEndpoint`, `restServerUrl`) start with it. Without
+   * it they come from the proxy's headers when `trustProxy` is set, else from the address and
+   * port the client connected to; never from headers of an untrusted client.
+   */
+  publicUrl?: string
   /**
    * Longest time to receive a whole request, headers and body, in ms (default 30 s): a body
    * sent one byte at a time is cut off. It does not limit the response (long polls wait longer).
@@ -51,6 +59,11 @@ export interface BuildServerOptions {
   docs?: boolean
   /** Serve the web console at `<context>/console` (default true). */
   console?: boolean
+  /**
+   * How long a request that arrives before `hub.initialise()` finished waits for it before it
+   * gets 503 with `Retry-After` (default 10 s). Health probes never wait.
+   */
+  startupWaitMs?: number
 }
 
 const OVERRIDABLE = new Set(['PUT', 'DELETE', 'HEAD', 'OPTIONS'])
@@ -157,12 +170,16 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
     webSocketUrl: options.webSocketUrl,
     webSocket: options.webSocket ?? {},
     pluginProxy: options.pluginProxy,
-    docs: options.docs
+    docs: options.docs,
+    startupWaitMs: options.startupWaitMs,
+    publicUrl: options.publicUrl,
+    trustProxy: Boolean(options.trustProxy)
   })
   // The URL /info reports (`<context>/websocket`) and the `/websocket` alias (auth spec §0).
   const context = basePath.replace(/\/rest$/, '')
   const paths = [...new Set([`${context}/websocket`, '/websocket'])].filter((path) => path !== `${basePath}/websocket`)
-  await app.register(devicehubWebSocketPlugin, { ...options.webSocket, hub: options.hub, basePath, paths })
+  const origin = { publicUrl: options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl), trustProxy: Boolean(options.trustProxy) }
+  await app.register(devicehubWebSocketPlugin, { ...options.webSocket, hub: options.hub, basePath, paths, startupWaitMs: options.startupWaitMs, origin })
   if (metrics !== undefined) {
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       return reply.type(metrics.registry.contentType).header('cache-control', 'no-store').send(await metrics.registry.metrics())

@@ -15,6 +15,7 @@ import { installJsonParser } from './content-types.js'
 import { installCors } from './cors.js'
 import { installErrorHandler } from './error-handler.js'
 import { installNotFoundHandler } from './method-not-allowed.js'
+import { installReadinessGate } from './readiness-gate.js'
 import { healthRoutes } from './routes/health.js'
 import { infoRoutes } from './routes/info.js'
 import { routeModules } from './routes/index.js'
@@ -24,6 +25,8 @@ import { installSerializer, installValidator } from './validation.js'
 import type { PluginProxyOptions } from './plugin-proxy/route.js'
 import { pluginProxyRoute } from './plugin-proxy/route.js'
 import { contextPath } from './websocket-url.js'
+import type { OriginPolicy } from './public-origin.js'
+import { parsePublicUrl } from './public-origin.js'
 import type { WebSocketOptions } from './websocket/websocket-routes.js'
 import { DEFAULT_MAX_PAYLOAD, ensureWebSocketSupport, installWebSocketRoute } from './websocket/websocket-routes.js'
 import { webSocketRegistry } from './websocket/registry.js'
@@ -44,6 +47,26 @@ export interface DeviceHubPluginOptions {
   webSocket?: WebSocketOptions | false
   /** Serve Swagger UI at `{prefix}/docs` (default true). */
   docs?: boolean
+  /**
+   * How long a request that arrives before `hub.initialise()` finished waits for it before it
+   * gets 503 with `Retry-After` (default 10 s; see readiness-gate.ts).
+   */
+  startupWaitMs?: number
+  /**
+   * The public origin clients use (e.g. `https://iot.example.com`): `/info`'s WebSocket URL, the
+   * plugin proxy URL and `restServerUrl` start with it. Without it they name the address and port
+   * the client's connection reached, or, with `trustProxy`, what the proxy's headers say.
+   */
+  publicUrl?: string
+  /**
+   * The host app sits behind a proxy it trusts (its Fastify `trustProxy`): derive those URLs from
+   * `X-Forwarded-Proto`, `X-Forwarded-Host` and `Host`. Default false: headers are not used.
+   */
+  trustProxy?: boolean
+}
+
+function originPolicy (options: DeviceHubPluginOptions): OriginPolicy {
+  return { publicUrl: options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl), trustProxy: options.trustProxy === true }
 }
 
 /** The REST surface, encapsulated under the REST base. */
@@ -57,6 +80,7 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
   installErrorHandler(instance)
   installNotFoundHandler(instance)
   installCors(instance)
+  installReadinessGate(instance, hub, options.startupWaitMs)
   installAuthHook(instance, hub)
   // Pending long polls answer `[]` before the server stops, so close never waits on them.
   instance.addHook('preClose', async () => hub.releaseWaiters())
@@ -85,19 +109,21 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
   app.options('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(200).send())
   app.get('/openapi.json', { schema: { hide: true } }, async () => instance.swagger())
 
-  infoRoutes(app, hub, { basePath, webSocketUrl: options.webSocketUrl, pluginProxyUrl: options.pluginProxy?.url })
+  const origin = originPolicy(options)
+  infoRoutes(app, hub, { basePath, webSocketUrl: options.webSocketUrl, pluginProxyUrl: options.pluginProxy?.url, origin })
   healthRoutes(app, hub)
   for (const register of routeModules) register(app, hub)
 
   if (options.webSocket !== false) {
     await ensureWebSocketSupport(instance, options.webSocket)
     instance.addHook('preClose', async () => webSocketRegistry(hub).closeAll())
-    installWebSocketRoute(instance, '/websocket', { ...options.webSocket, hub, basePath })
+    installWebSocketRoute(instance, '/websocket', { ...options.webSocket, hub, basePath, origin })
   }
 }
 
 /** The endpoints under the context path: the plugin proxy (P1). */
 const contextPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, options) => {
+  installReadinessGate(instance, options.hub, options.startupWaitMs)
   pluginProxyRoute(instance, options.hub, options.pluginProxy ?? {})
 }
 

@@ -14,6 +14,8 @@ declare module 'fastify' {
     action?: Action
     /** Messages for schema failures at a JSON path (e.g. `/data`), instead of the generic 400. */
     validationMessages?: Record<string, string>
+    /** Answered while the hub is still initialising (the health probes); every other route waits. */
+    servedWhileStarting?: boolean
   }
 }
 

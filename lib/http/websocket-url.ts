@@ -4,12 +4,16 @@
  * `webSocketServerUrl`. Plugin registration reports the plugin proxy beside it as `proxyEndpoint`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { OriginPolicy } from './public-origin.js'
+import { requestOrigin } from './public-origin.js'
 
 interface WebSocketUrlSettings {
   basePath: string
   override?: string
   /** Fixed `proxyEndpoint` (plugin proxy contract P1; DeviceHive: DH_PROXY_PLUGIN_CONNECT). */
   pluginProxyOverride?: string
+  /** Where the origin comes from (public-origin.ts): a public URL, trusted proxy headers, or the connection. */
+  origin?: OriginPolicy
 }
 
 // Keyed by the encapsulated devicehub instance, so route modules that only receive `app`
@@ -31,7 +35,7 @@ export function configureWebSocketUrl (app: FastifyInstance, settings: WebSocket
 export function webSocketServerUrl (app: FastifyInstance, request: FastifyRequest): string {
   const settings = settingsByApp.get(app) ?? { basePath: app.prefix }
   if (settings.override !== undefined) return settings.override
-  return `${serverOrigin(request)}${contextPath(settings.basePath)}/websocket`
+  return `${requestOrigin(request, settings.origin ?? {}, 'ws')}${contextPath(settings.basePath)}/websocket`
 }
 
 /**
@@ -44,7 +48,7 @@ export function webSocketServerUrl (app: FastifyInstance, request: FastifyReques
 export function pluginProxyUrl (app: FastifyInstance, request: FastifyRequest): string {
   const settings = settingsByApp.get(app) ?? { basePath: app.prefix }
   if (settings.pluginProxyOverride !== undefined) return settings.pluginProxyOverride
-  return `${serverOrigin(request)}${contextPath(settings.basePath)}/plugin/proxy`
+  return `${requestOrigin(request, settings.origin ?? {}, 'ws')}${contextPath(settings.basePath)}/plugin/proxy`
 }
 
 /**
@@ -55,11 +59,4 @@ export function pluginProxyUrl (app: FastifyInstance, request: FastifyRequest): 
  */
 export function contextPath (basePath: string): string {
   return basePath.replace(/\/rest\/?$/, '')
-}
-
-function serverOrigin (request: FastifyRequest): string {
-  // Behind a TLS-terminating proxy the client connects with wss.
-  const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'wss' : 'ws'
-  const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
-  return `${scheme}://${String(host)}`
 }

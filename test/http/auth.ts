@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { createTestApp, JWT_SECRET } from '../fixtures/app.js'
-import { deriveDeviceHiveKey } from '../../lib/core/auth/jwt-key.js'
+import { deriveJwtKey } from '../../lib/core/auth/jwt-key.js'
 
 // Bearer handling and the validation order of auth spec §1.5 and §1.7, on a protected route
 // (configuration) and a public one (info).
@@ -14,7 +14,7 @@ t.test('REST token failures answer 401 with the contract messages', async (t) =>
   await h.store.users.update(locked.user.id, { status: 1 })
   const disabled = await h.createUser({ role: 0 })
   await h.store.users.update(disabled.user.id, { status: 2 })
-  const key = deriveDeviceHiveKey(JWT_SECRET)
+  const key = deriveJwtKey(JWT_SECRET)
   const b64 = (v: object): string => Buffer.from(JSON.stringify(v)).toString('base64url')
   const hs512 = (() => {
     const input = `${b64({ alg: 'HS512' })}.${b64({ payload: { u: 1, a: [0], n: ['*'], dt: ['*'], e, t: 1 } })}`

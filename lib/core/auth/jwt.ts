@@ -1,10 +1,12 @@
 /**
  * DeviceHive JWTs (auth spec §1): HS256 only, header exactly `{"alg":"HS256"}`, one claim
- * `payload` holding the compact DeviceHive payload, key derived from the secret as jjwt does.
+ * `payload` holding the compact DeviceHive payload, key derived from the secret as jjwt does
+ * wherever that ignores no part of the secret (jwt-key.ts).
  */
 import { createSigner, createVerifier } from 'fast-jwt'
 import { isKnownActionId } from './actions.js'
-import { deriveDeviceHiveKey } from './jwt-key.js'
+import type { JwtKeyDerivation } from './jwt-key.js'
+import { deriveJwtKey } from './jwt-key.js'
 
 export const TokenType = { Refresh: 0, Access: 1 } as const
 export type TokenType = (typeof TokenType)[keyof typeof TokenType]
@@ -61,9 +63,9 @@ export interface JwtCodec {
  * const token = jwt.sign({ u: 1, a: [0], n: ['*'], dt: ['*'], e: Date.now() + 60_000, t: 1 })
  * jwt.decode(token).t // 1
  */
-export function createJwtCodec (secret: string): JwtCodec {
-  const key = deriveDeviceHiveKey(secret)
-  if (key.length === 0) throw new Error('The JWT secret yields an empty HMAC key: use at least 4 Base64 characters')
+export function createJwtCodec (secret: string, derivation: JwtKeyDerivation = 'auto'): JwtCodec {
+  const key = deriveJwtKey(secret, derivation)
+  if (key.length === 0) throw new Error('The JWT secret yields an empty HMAC key: use a long random secret')
   const signer = createSigner({ key, algorithm: 'HS256', noTimestamp: true, header: { alg: 'HS256', typ: undefined } })
   const verifier = createVerifier({ key, algorithms: ['HS256'], cache: 1000 })
   // Every request presents the same few tokens: a verified token string maps to its frozen

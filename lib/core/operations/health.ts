@@ -1,7 +1,7 @@
 /**
  * Readiness: can this instance serve requests right now? The store answers a query, the
- * doorbell (when it has a connection of its own, as PostgreSQL's LISTEN) is connected, and the
- * hub is not shutting down. Liveness needs no check: a process that answers HTTP is alive.
+ * doorbell (when it has a connection of its own, as PostgreSQL's LISTEN) is connected, the
+ * first-start data exists (startup) and the hub is not shutting down. Liveness needs no check: a process that answers HTTP is alive.
  */
 import type { Store } from '../ports.js'
 import type { Doorbell } from '../realtime/doorbell.js'
@@ -17,13 +17,15 @@ export interface HealthCheck {
 export interface HealthReport {
   /** `ok` when every check passed. */
   status: 'ok' | 'fail'
-  checks: { store: HealthCheck, doorbell: HealthCheck, shutdown: HealthCheck }
+  checks: { store: HealthCheck, doorbell: HealthCheck, shutdown: HealthCheck, startup: HealthCheck }
 }
 
 export interface HealthOptions {
   store: Store
   doorbell: Doorbell
   closing: () => boolean
+  /** False until the first-start data exists (the server holds requests until then). Default: true. */
+  initialised?: () => boolean
   /** A store that does not answer within this many ms fails the check (default 2000). */
   timeoutMs?: number
 }
@@ -44,8 +46,11 @@ export async function checkHealth (options: HealthOptions): Promise<HealthReport
   const shutdown = await timed(async () => {
     if (options.closing()) throw new Error('shutting down')
   }, 'shutting down')
-  const status = [store, doorbell, shutdown].every((c) => c.status === 'ok') ? 'ok' : 'fail'
-  return { status, checks: { store, doorbell, shutdown } }
+  const startup = await timed(async () => {
+    if (options.initialised?.() === false) throw new Error('starting')
+  }, 'the first-start initialisation is not done yet')
+  const status = [store, doorbell, shutdown, startup].every((c) => c.status === 'ok') ? 'ok' : 'fail'
+  return { status, checks: { store, doorbell, shutdown, startup } }
 }
 
 async function timed (check: () => Promise<void>, message: string): Promise<HealthCheck> {

@@ -34,6 +34,8 @@ export type UserPatch = Partial<Omit<UserRecord, 'id' | 'tokenVersion'>> & {
 }
 
 export interface UserFilter extends Page {
+  /** Only this user (a client's list and count show its own account alone). */
+  id?: number
   login?: string
   loginPattern?: string
   role?: number

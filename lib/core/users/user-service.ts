@@ -82,15 +82,6 @@ export function toUserListView (user: UserRecord): UserListView {
   }
 }
 
-function filterOf (input: UserListInput): UserFilter {
-  const filter: UserFilter = {}
-  if (input.login !== undefined) filter.login = input.login
-  if (input.loginPattern !== undefined) filter.loginPattern = input.loginPattern
-  if (input.role !== undefined) filter.role = input.role
-  if (input.status !== undefined) filter.status = input.status
-  return filter
-}
-
 function checkLogin (value: unknown): string {
   if (value === undefined || value === null) {
     throw badRequest(validationMessage([{ property: 'login', value: null, message: UserMessages.login }]))
@@ -132,6 +123,21 @@ function callerUser (principal: Principal): UserRecord {
 
 function callerId (principal: Principal): number | undefined {
   return principal.kind === 'user' ? principal.user.id : principal.kind === 'plugin' ? principal.owner.id : undefined
+}
+
+/**
+ * The list and count filter. A caller that is not an administrator reads only its own account
+ * (like `GET /user/{id}`), whatever actions its token lists; the query's filters still apply to
+ * that one row, so a client sees itself or nothing.
+ */
+function filterOf (principal: Principal, input: UserListInput): UserFilter {
+  const filter: UserFilter = {}
+  if (!principal.isAdmin) filter.id = callerId(principal) ?? 0
+  if (input.login !== undefined) filter.login = input.login
+  if (input.loginPattern !== undefined) filter.loginPattern = input.loginPattern
+  if (input.role !== undefined) filter.role = input.role
+  if (input.status !== undefined) filter.status = input.status
+  return filter
 }
 
 /**
@@ -237,12 +243,12 @@ export function createUserService (ctx: ServiceContext): UserService {
     async list (principal, input) {
       requireAction(principal, Action.ManageUser)
       const page = parseListQuery(input, SORT_FIELDS, ctx.limits.maxTake)
-      return (await store.users.list({ ...filterOf(input), ...page })).map(toUserListView)
+      return (await store.users.list({ ...filterOf(principal, input), ...page })).map(toUserListView)
     },
 
     async count (principal, input) {
       requireAction(principal, Action.ManageUser)
-      return { count: await store.users.count(filterOf(input)) }
+      return { count: await store.users.count(filterOf(principal, input)) }
     },
 
     async get (principal, id) {

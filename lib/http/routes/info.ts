@@ -4,6 +4,7 @@ import type { DeviceHub } from '../../core/devicehub.js'
 import { ApiInfo, CacheInfo, ClusterInfo } from '../../core/info/info-schemas.js'
 import { errorResponses } from '../schemas.js'
 import type { App } from '../types.js'
+import type { OriginPolicy } from '../public-origin.js'
 import { configureWebSocketUrl, webSocketServerUrl } from '../websocket-url.js'
 
 export interface InfoRouteOptions {
@@ -13,12 +14,14 @@ export interface InfoRouteOptions {
   webSocketUrl?: string
   /** Overrides the plugin proxy URL that `POST /plugin` reports as `proxyEndpoint`. */
   pluginProxyUrl?: string
+  /** A public URL, or trust in proxy headers, for the derived URLs (public-origin.ts). */
+  origin?: OriginPolicy
 }
 
 const WELCOME = 'The DeviceHive RESTful API is now running, please refer to documentation to get the list of available resources.'
 
 export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions): void {
-  configureWebSocketUrl(app, { basePath: options.basePath, override: options.webSocketUrl, pluginProxyOverride: options.pluginProxyUrl })
+  configureWebSocketUrl(app, { basePath: options.basePath, override: options.webSocketUrl, pluginProxyOverride: options.pluginProxyUrl, origin: options.origin })
 
   app.get('/', {
     schema: { tags: ['info'], summary: 'Welcome text', response: { 200: Type.String(), ...errorResponses } }

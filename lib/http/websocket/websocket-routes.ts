@@ -11,6 +11,9 @@ import type { Principal } from '../../core/auth/principal.js'
 import type { DeviceHub } from '../../core/devicehub.js'
 import { unauthorized } from '../../core/errors.js'
 import { installErrorHandler } from '../error-handler.js'
+import { installReadinessGate } from '../readiness-gate.js'
+import type { OriginPolicy } from '../public-origin.js'
+import { requestOrigin } from '../public-origin.js'
 import type { ActionHandler } from './actions.js'
 import { webSocketRegistry } from './registry.js'
 import type { SessionLimits } from './session.js'
@@ -54,15 +57,15 @@ export interface WebSocketRouteOptions extends WebSocketOptions {
   basePath: string
   /** Extra actions served on this endpoint besides the DeviceHive catalogue. */
   actions?: Readonly<Record<string, ActionHandler>>
+  /** Where `restServerUrl`'s origin comes from: a public URL, trusted proxy headers, else the connection. */
+  origin?: OriginPolicy
 }
 
 // The principal of a bearer header on the upgrade, checked before the upgrade (401 refuses it).
 const upgradePrincipals = new WeakMap<FastifyRequest, { principal: Principal, token: string }>()
 
-function restServerUrl (request: FastifyRequest, basePath: string): string {
-  const scheme = request.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http'
-  const host = request.headers['x-forwarded-host'] ?? request.headers.host ?? 'localhost'
-  return `${scheme}://${String(host)}${basePath}`
+function restServerUrl (request: FastifyRequest, basePath: string, origin: OriginPolicy = {}): string {
+  return `${requestOrigin(request, origin, 'http')}${basePath}`
 }
 
 /**
@@ -104,7 +107,7 @@ export function installWebSocketRoute (instance: FastifyInstance, path: string, 
       hub,
       registry,
       logger: request.log,
-      restServerUrl: restServerUrl(request, options.basePath),
+      restServerUrl: restServerUrl(request, options.basePath, options.origin),
       clientAddress: request.ip,
       limits,
       principal: auth?.principal,
@@ -117,6 +120,8 @@ export function installWebSocketRoute (instance: FastifyInstance, path: string, 
 export interface DevicehubWebSocketPluginOptions extends WebSocketRouteOptions {
   /** Paths served under the plugin's prefix (default `['/websocket']`). */
   paths?: string[]
+  /** How long an upgrade before the hub is initialised waits for it (default 10 s, then 503). */
+  startupWaitMs?: number
 }
 
 /**
@@ -130,6 +135,7 @@ export interface DevicehubWebSocketPluginOptions extends WebSocketRouteOptions {
 export const devicehubWebSocketPlugin: FastifyPluginAsync<DevicehubWebSocketPluginOptions> = async (instance, options) => {
   await ensureWebSocketSupport(instance, options)
   installErrorHandler(instance)
+  installReadinessGate(instance, options.hub, options.startupWaitMs)
   instance.addHook('preClose', async () => webSocketRegistry(options.hub).closeAll())
   for (const path of options.paths ?? ['/websocket']) installWebSocketRoute(instance, path, options)
 }

@@ -39,6 +39,7 @@ function toRow (patch: UserPatch): Updateable<UsersTable> {
 }
 
 function applyFilter<O> (query: SelectQueryBuilder<Database, 'users', O>, filter: UserFilter): SelectQueryBuilder<Database, 'users', O> {
+  if (filter.id !== undefined) query = query.where('id', '=', filter.id)
   if (filter.loginPattern !== undefined) query = query.where('login', 'like', filter.loginPattern)
   else if (filter.login !== undefined) query = query.where('login', '=', filter.login)
   if (filter.role !== undefined) query = query.where('role', '=', filter.role)

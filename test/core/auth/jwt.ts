@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
-import { deriveDeviceHiveKey } from '../../../lib/core/auth/jwt-key.js'
+import { deriveDeviceHiveKey, deriveJwtKey, isCanonicalBase64, jwtKeyWarning } from '../../../lib/core/auth/jwt-key.js'
 import { createJwtCodec, parsePayload, TokenRejectedError } from '../../../lib/core/auth/jwt.js'
 
 // DeviceHive's integration-test tokens, signed with the secret `devicehive` (auth spec §1.4).
@@ -16,18 +16,50 @@ t.test('key derivation drops the trailing partial Base64 group, as jjwt does', a
   t.same([...deriveDeviceHiveKey('de-vi!ce')], [...deriveDeviceHiveKey('device').subarray(0, 3)], 'characters outside the alphabet are dropped')
   t.same([...deriveDeviceHiveKey('QQ==')], [0x41], 'padding shortens a group')
   t.same([...deriveDeviceHiveKey('abc')], [], 'an incomplete group alone yields nothing')
-  t.throws(() => createJwtCodec('abc'), /empty HMAC key/)
+  t.throws(() => createJwtCodec('abc', 'devicehive'), /empty HMAC key/)
+})
+
+t.test('any change of the secret changes the key; canonical Base64 keeps DeviceHive\'s key (#22)', async (t) => {
+  for (const secret of ['QQ==', 'c2VjcmV0LWtleS1tYXRlcmlhbA==', 'ab+/', '0123456789abcdef0123456789abcdef']) {
+    t.ok(isCanonicalBase64(secret), `${secret} is canonical`)
+    t.same(deriveJwtKey(secret), deriveDeviceHiveKey(secret), `${secret}: DeviceHive's key`)
+  }
+  for (const secret of ['devicehive', 'QR==', 'abc', 'my-secret', 'a b c d ', 'QQ', 'QQ=', '=QQ=', '', 'ümlaut!']) {
+    t.notOk(isCanonicalBase64(secret), `${JSON.stringify(secret)} is not canonical`)
+  }
+  // Pairs DeviceHive's derivation confuses: the trailing partial group, dropped characters, ignored low bits.
+  for (const [a, b] of [['devicehive', 'devicehivX'], ['my-secret-1234', 'my!secret!1234'], ['QQ==', 'QR=='], ['abcd', 'abcde'], ['abcdefgh', 'abcd-efgh']]) {
+    t.same(deriveDeviceHiveKey(a!), deriveDeviceHiveKey(b!), `DeviceHive: ${a} and ${b} give the same key`)
+    t.notSame(deriveJwtKey(a!), deriveJwtKey(b!), `devicehub: ${a} and ${b} give different keys`)
+  }
+  t.same(deriveJwtKey('my-secret'), Buffer.from('my-secret'), 'a secret that is not canonical Base64 is used whole, as UTF-8')
+  t.same(deriveJwtKey('devicehive', 'devicehive'), deriveDeviceHiveKey('devicehive'), 'the devicehive derivation on request')
+  const auto = createJwtCodec('devicehive').sign({ u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 })
+  t.not(auto, ADMIN, 'by default devicehive does not sign DeviceHive\'s tokens')
+  t.throws(() => createJwtCodec('devicehive').decode(ADMIN), TokenRejectedError, 'nor verify them')
+  t.throws(() => createJwtCodec('devicehivX', 'devicehive').decode(createJwtCodec('devicehive').sign({ u: 1, a: [0], n: ['*'], dt: ['*'], e: 1, t: 1 })), TokenRejectedError)
+})
+
+t.test('a secret too short to be safe gets a warning', async (t) => {
+  t.match(jwtKeyWarning('devicehive'), /only 10 bytes of HMAC key \(at least 32 are safe\).*openssl rand -base64 48/)
+  t.match(jwtKeyWarning('devicehive', 'devicehive'), /only 6 bytes.*ignores part of this secret/)
+  t.match(jwtKeyWarning('abcd'.repeat(10)), /only 30 bytes/, 'a canonical Base64 secret counts its decoded bytes')
+  t.equal(jwtKeyWarning('abcd'.repeat(11)), undefined, '33 bytes: fine')
+  t.equal(jwtKeyWarning('x-'.repeat(16)), undefined, '32 characters used whole: fine')
+  t.match(jwtKeyWarning(`${'abcd'.repeat(11)}-`, 'devicehive'), /ignores part/, 'long but partly ignored')
+  const { generateSecret } = await import('../../../lib/core/auth/passwords.js')
+  t.equal(jwtKeyWarning(generateSecret()), undefined, 'a generated secret is long enough')
 })
 
 t.test('signing reproduces DeviceHive tokens byte for byte', async (t) => {
-  const jwt = createJwtCodec('devicehive')
+  const jwt = createJwtCodec('devicehive', 'devicehive')
   t.equal(jwt.sign({ u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 }), ADMIN)
   t.equal(jwt.sign({ u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 0 }), ADMIN_REFRESH)
   t.equal(JSON.parse(Buffer.from(ADMIN.split('.')[0]!, 'base64url').toString()).typ, undefined, 'header has no typ')
 })
 
 t.test('decode verifies signature and shape', async (t) => {
-  const jwt = createJwtCodec('devicehive')
+  const jwt = createJwtCodec('devicehive', 'devicehive')
   t.same(jwt.decode(ADMIN), { u: 1, a: [0], n: ['*'], dt: ['*'], e: 1559347200000, t: 1 })
   t.same(jwt.decode(ADMIN_REFRESH).t, 0)
   t.throws(() => jwt.decode(ADMIN_REFRESH_INVALID_SIGNATURE), TokenRejectedError)
@@ -62,7 +94,7 @@ t.test('payload shape rules (§1.2)', async (t) => {
 })
 
 t.test('a verified token is remembered: the same frozen payload, and a tampered copy still fails', async (t) => {
-  const jwt = createJwtCodec('devicehive')
+  const jwt = createJwtCodec('devicehive', 'devicehive')
   const first = jwt.decode(ADMIN)
   t.equal(jwt.decode(ADMIN), first, 'the second decode returns the remembered payload')
   t.ok(Object.isFrozen(first) && Object.isFrozen(first.a), 'shared payloads cannot be changed by a caller')

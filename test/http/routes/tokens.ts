@@ -161,7 +161,7 @@ t.test('POST /token/create: auth and D1 escalation refusals', async (t) => {
 t.test('POST /token/refresh (§2.3) and the DeviceHive test tokens', async (t) => {
   // The tests' tokens are signed with `devicehive` and expired in 2019: use an injected clock (D2).
   const clock = { now: () => Date.UTC(2018, 5, 1) }
-  const h = await createTestApp(t, { clock, jwtSecret: 'devicehive' })
+  const h = await createTestApp(t, { clock, jwtSecret: 'devicehive', jwtKeyDerivation: 'devicehive' })
   const ADMIN_REFRESH = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXlsb2FkIjp7InUiOjEsImEiOlswXSwibiI6WyIqIl0sImR0IjpbIioiXSwiZSI6MTU1OTM0NzIwMDAwMCwidCI6MH19.FhgGiIFMl7PSiaHMXGFlJTMKUyjA_JXjU_Qk2pjGna4'
   const ADMIN_REFRESH_EXP = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXlsb2FkIjp7InUiOjEsImEiOlswXSwibiI6WyIqIl0sImR0IjpbIioiXSwiZSI6MTQ2NDc5MzI5MDU2NCwidCI6MH19.NdKR2zLvBeMuvGEDf4BC7a8YxqdvdKjnqIKdFn2KpJU'
   const ADMIN_REFRESH_INVALID = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXlsb2FkIjp7InUiOjEsImEiOlswXSwibiI6WyIqIl0sImQiOlsiKiJdLCJlIjoxNTE0NzY0ODAwMDAwLCJ0IjoxfX0.dkA2H1MGmJHdAT382tqt-xhcmwwlTimGwnabS5HdfJc'
@@ -170,7 +170,7 @@ t.test('POST /token/refresh (§2.3) and the DeviceHive test tokens', async (t) =
   const ok = await h.request('POST', '/token/refresh', { token: null, body: { refreshToken: ADMIN_REFRESH } })
   t.equal(ok.status, 201)
   t.same(Object.keys(ok.body), ['accessToken'])
-  t.same(createJwtCodec('devicehive').decode(ok.body.accessToken), { u: 1, a: [0], n: ['*'], dt: ['*'], e: clock.now() + 30 * 60_000, t: 1 })
+  t.same(createJwtCodec('devicehive', 'devicehive').decode(ok.body.accessToken), { u: 1, a: [0], n: ['*'], dt: ['*'], e: clock.now() + 30 * 60_000, t: 1 })
   t.not((await h.store.users.findById(1))!.lastLogin, null, 'refresh sets lastLogin')
 
   const cases: Array<[unknown, number, string]> = [

@@ -3,6 +3,7 @@ import { Action } from '../../../lib/core/auth/actions.js'
 import type { Store } from '../../../lib/core/ports.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { registry } from '../../fixtures/registry.js'
+import { connect } from '../../fixtures/websocket.js'
 import { openTestStore } from '../../fixtures/store.js'
 
 const SECRET_FIELDS = /passwordHash|password|loginAttempts|scrypt\$/
@@ -215,6 +216,36 @@ t.test('clients holding ManageUser (D1, D7)', async (t) => {
   const renewed = h.sign({ u: manager.user.id, a: [Action.ManageUser], n: ['*'], dt: ['*'], e: Date.now() + 60_000, t: 1, v: version })
   const self = await h.request('DELETE', `/user/${manager.user.id}`, { token: renewed })
   t.same([self.status, self.body], [403, { error: 403, message: 'You can not delete a user or access key that you use to authenticate this request' }])
+})
+
+t.test('a client holding ManageUser lists and counts only its own account, over REST and WebSocket (#22)', async (t) => {
+  const h = await createTestApp(t)
+  const manager = await h.createUser({ login: 'manager' })
+  await h.createUser({ login: 'other', data: { secret: 1 } })
+  const token = registry(h).token(manager.user.id, [Action.ManageUser], ['*'], ['*'])
+  const ids = (users: Array<{ id: number }>): number[] => users.map((u) => u.id)
+
+  t.ok((await h.request('GET', '/user')).body.length >= 3, 'an administrator lists everyone')
+  t.ok((await h.request('GET', '/user/count')).body.count >= 3, 'and counts everyone')
+  const list = await h.request('GET', '/user', { token })
+  t.same([list.status, ids(list.body), list.body[0]?.login], [200, [manager.user.id], 'manager'], 'REST list: itself only')
+  t.same((await h.request('GET', '/user/count', { token })).body, { count: 1 }, 'REST count: 1')
+  // The filters still apply, to that one row.
+  for (const [query, expected] of [['login=manager', 1], ['login=other', 0], ['loginPattern=%25', 1], ['loginPattern=oth%25', 0],
+    ['role=1', 1], ['role=0', 0], ['status=0', 1], ['status=2', 0]] as const) {
+    t.equal((await h.request('GET', `/user?${query}`, { token })).body.length, expected, `list ${query}`)
+    t.same((await h.request('GET', `/user/count?${query}`, { token })).body, { count: expected }, `count ${query}`)
+  }
+  t.same((await h.request('GET', '/user?skip=1', { token })).body, [], 'paging applies too')
+
+  const ws = await connect(t, h, { token })
+  const wsList = await ws.request({ action: 'user/list' })
+  t.same([wsList.status, ids(wsList.users)], ['success', [manager.user.id]], 'WebSocket user/list: itself only')
+  t.equal((await ws.request({ action: 'user/count' })).count, 1, 'WebSocket user/count: 1')
+  t.same(ids((await ws.request({ action: 'user/list', login: 'other' })).users), [], 'WebSocket filter on another login: nothing')
+  t.equal((await ws.request({ action: 'user/count', loginPattern: 'oth%' })).count, 0)
+  const admin = await connect(t, h, { token: h.adminToken })
+  t.ok((await admin.request({ action: 'user/count' })).count >= 3, 'an administrator still counts everyone over WebSocket')
 })
 
 t.test('delete a user removes its assignments only (§8)', async (t) => {
