@@ -109,7 +109,9 @@ function namedEntityActions (
       run: async ({ hub, principal }, f) => {
         requireAction(principal, prefix === 'network' ? Action.ManageNetwork : Action.ManageDeviceType)
         const id = requireInteger(f, idField, messages.id)
-        await service(hub).update(principal, id, entityBody(f, member, messages.required))
+        // Existence and access come before the body, as over REST: a missing entity is `{}`
+        // (the service answers 403 / 404 for the id first), only a malformed one is 400.
+        await service(hub).update(principal, id, optionalObject(f, member, messages.required) ?? {})
         return undefined
       }
     },

@@ -1,0 +1,88 @@
+/**
+ * The order of DeviceHive's checks, over real sockets (REST with fetch, WebSocket with `ws`), for
+ * an administrator, a restricted token and a client token (issue 23, points 4 to 7):
+ *
+ * - updates of a network or device type look at the id (403 / 404) before the body;
+ * - `user/insert` checks the fields before D1's role rule;
+ * - an administrator manages assignments by action, not by its token's network list;
+ * - a device that does not exist is 404 for every caller in WebSocket `notification/get|list`.
+ */
+import t from 'tap'
+import type { TestApp } from '../fixtures/app.js'
+import { createTestApp } from '../fixtures/app.js'
+import { call, listen } from '../fixtures/messaging.js'
+import { registry } from '../fixtures/registry.js'
+import type { TestContext } from '../fixtures/store.js'
+import type { Frame, TestSocket } from '../fixtures/websocket.js'
+import { connectAs } from '../fixtures/websocket.js'
+
+const DENIED = { error: 403, message: 'Access is denied' }
+
+interface Rig {
+  h: TestApp
+  base: string
+  rest: (token: string, method: string, path: string, body?: unknown) => Promise<[number, unknown]>
+}
+
+async function rig (t: TestContext): Promise<Rig> {
+  const h = await createTestApp(t)
+  const base = await listen(t, h)
+  return {
+    h,
+    base,
+    async rest (token, method, path, body) {
+      const res = await call(`${base}${path}`, token, { method, body })
+      return [res.status, res.body]
+    }
+  }
+}
+
+/** The error part of a WebSocket reply, or `success`. */
+function outcome (reply: Frame): [number, string] | 'success' {
+  return reply.status === 'success' ? 'success' : [reply.code, reply.error]
+}
+
+async function ask (ws: TestSocket, frame: Frame): Promise<[number, string] | 'success'> {
+  return outcome(await ws.request(frame))
+}
+
+t.test('point 4: an update names an id that must exist and be granted before its body is read', async (t) => {
+  const { h, rest } = await rig(t)
+  const r = registry(h)
+  // Restricted in both dimensions: an administrator whose own flag does not override `dt`.
+  const narrowUser = await h.createUser({ role: 0, allDeviceTypesAvailable: false })
+  const restricted = r.token(narrowUser.user.id, [0], ['1'], ['1'])
+  const sockets = { admin: await connectAs(t, h), restricted: await connectAs(t, h, restricted) }
+  const tokens = { admin: h.adminToken, restricted }
+  const kinds = [
+    { path: '/network', action: 'network/update', idField: 'networkId', member: 'network', notFound: 'Network with id = 999999 not found' },
+    { path: '/devicetype', action: 'devicetype/update', idField: 'deviceTypeId', member: 'deviceType', notFound: 'Device type with id = 999999 not found' }
+  ]
+  for (const kind of kinds) {
+    for (const who of ['admin', 'restricted'] as const) {
+      const expected: [number, unknown] = who === 'admin' ? [404, { error: 404, message: kind.notFound }] : [403, DENIED]
+      for (const body of [undefined, { name: 'renamed' }, { name: '' }]) {
+        t.same(await rest(tokens[who], 'PUT', `${kind.path}/999999`, body), expected, `${who} PUT ${kind.path}/999999 body ${JSON.stringify(body)}`)
+        const frame: Frame = { action: kind.action, [kind.idField]: 999999 }
+        if (body !== undefined) frame[kind.member] = body
+        t.same(await ask(sockets[who], frame), [expected[0], (expected[1] as { message: string }).message], `${who} ${kind.action} ${JSON.stringify(frame)}`)
+      }
+      t.same(await ask(sockets[who], { action: kind.action, [kind.idField]: 999999, [kind.member]: null }), [expected[0], (expected[1] as { message: string }).message], `${who} ${kind.action} with a null body`)
+    }
+  }
+
+  // A missing body on an existing id is `{}`: success, nothing changes.
+  const net = await r.network('Kept', 'described')
+  const type = await r.deviceType('Kept type', 'described')
+  for (const [path, action, idField, member, id] of [['/network', 'network/update', 'networkId', 'network', net], ['/devicetype', 'devicetype/update', 'deviceTypeId', 'deviceType', type]] as const) {
+    t.same(await ask(sockets.admin, { action, [idField]: id }), 'success', `${action} without a body`)
+    t.same(await ask(sockets.admin, { action, [idField]: id, [member]: null }), 'success', `${action} with a null body`)
+    t.same(await rest(h.adminToken, 'PUT', `${path}/${id}`), [204, undefined], `PUT ${path}/${id} without a body`)
+    t.same((await rest(h.adminToken, 'GET', `${path}/${id}`))[1], { id, name: path === '/network' ? 'Kept' : 'Kept type', description: 'described', devices: [] }, 'unchanged')
+    // A body that is not an object is still malformed, once the id has passed.
+    t.same(await ask(sockets.admin, { action, [idField]: id, [member]: 'x' }), [400, member === 'network' ? 'Network is required' : 'Device type is required'])
+  }
+  // The id check of a restricted token comes first for an id it is granted, too: network 1 exists.
+  t.same(await ask(sockets.restricted, { action: 'network/update', networkId: 1 }), 'success', 'a granted id without a body is {}')
+  t.same(await ask(sockets.restricted, { action: 'network/update', networkId: net }), [403, 'Access is denied'], 'an existing id it is not granted')
+})
