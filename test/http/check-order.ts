@@ -8,6 +8,7 @@
  * - a device that does not exist is 404 for every caller in WebSocket `notification/get|list`.
  */
 import t from 'tap'
+import { Action } from '../../lib/core/auth/actions.js'
 import type { TestApp } from '../fixtures/app.js'
 import { createTestApp } from '../fixtures/app.js'
 import { call, listen } from '../fixtures/messaging.js'
@@ -85,4 +86,32 @@ t.test('point 4: an update names an id that must exist and be granted before its
   // The id check of a restricted token comes first for an id it is granted, too: network 1 exists.
   t.same(await ask(sockets.restricted, { action: 'network/update', networkId: 1 }), 'success', 'a granted id without a body is {}')
   t.same(await ask(sockets.restricted, { action: 'network/update', networkId: net }), [403, 'Access is denied'], 'an existing id it is not granted')
+})
+
+t.test('point 5: user/insert checks the fields before the administrator rule (D1)', async (t) => {
+  const { h, rest } = await rig(t)
+  const client = await h.createUser({ networkIds: [1] })
+  const manager = registry(h).token(client.user.id, [Action.ManageUser], ['*'], ['*'])
+  const ws = await connectAs(t, h, manager)
+  const usersBefore = (await h.request('GET', '/user')).body.length
+  for (const role of [0, 1]) {
+    const short = { login: `short-${role}`, password: '12345', role }
+    t.same(await ask(ws, { action: 'user/insert', user: short }), [400, 'Password can contain only from 6 to 128 symbols!'], `WS short password, role ${role}`)
+    t.same(await rest(manager, 'POST', '/user', short), [400, { error: 400, message: 'Password can contain only from 6 to 128 symbols!' }], `REST short password, role ${role}`)
+    const taken = { login: 'dhadmin', password: 'long-enough-1', role }
+    const duplicate = 'User with such login already exists. Please, select another one'
+    t.same(await ask(ws, { action: 'user/insert', user: taken }), [403, duplicate], `WS existing login, role ${role}`)
+    t.same(await rest(manager, 'POST', '/user', taken), [403, { error: 403, message: duplicate }], `REST existing login, role ${role}`)
+  }
+  // D1 is unchanged: a well-formed administrator from a client is refused, and nothing is stored.
+  t.same(await ask(ws, { action: 'user/insert', user: { login: 'planted-admin', password: 'planted-1', role: 0 } }), [403, 'Access is denied'])
+  t.same(await rest(manager, 'POST', '/user', { login: 'planted-admin', password: 'planted-1', role: 0 }), [403, DENIED])
+  t.equal((await h.request('GET', '/user')).body.length, usersBefore, 'no user was created')
+  // A client still creates clients.
+  const created = await ws.request({ action: 'user/insert', user: { login: 'made-by-client', password: 'client-made-1', role: 1 } })
+  t.equal(created.status, 'success')
+  // The administrator gets the same field errors.
+  const admin = await connectAs(t, h)
+  t.same(await ask(admin, { action: 'user/insert', user: { login: 'admin-short', password: '12345', role: 0 } }), [400, 'Password can contain only from 6 to 128 symbols!'])
+  t.same(await ask(admin, { action: 'user/insert', user: { login: 'dhadmin', password: '12345', role: 0 } }), [403, 'User with such login already exists. Please, select another one'], 'the login before the password, as in DeviceHive')
 })

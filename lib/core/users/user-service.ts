@@ -270,13 +270,15 @@ export function createUserService (ctx: ServiceContext): UserService {
       const login = checkLogin(input.login)
       const role = checkRole(input.role)
       const status = input.status === undefined || input.status === null ? UserStatus.Active : checkStatus(input.status)
-      // D1: only admins create admins.
-      if (role === UserRole.Administrator && !principal.isAdmin) throw forbidden()
+      // DeviceHive's order: the login is unique, then the password is valid.
       await refuseDuplicate(login)
       const password = checkPassword(input.password)
       const data = jsonObjectOrNull(input.data) ?? null
       const introReviewed = optionalBoolean(input.introReviewed) ?? false
       const allDeviceTypesAvailable = optionalBoolean(input.allDeviceTypesAvailable) ?? true
+      // D1 last: only admins create admins. The field checks come first (as in DeviceHive), so a
+      // client holding ManageUser hears what is wrong with the body, not a bare 403.
+      if (role === UserRole.Administrator && !principal.isAdmin) throw forbidden()
       let id: number
       try {
         id = await store.users.insert({ login, passwordHash: await hashPassword(password), role, status, data, introReviewed, allDeviceTypesAvailable })
