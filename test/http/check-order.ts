@@ -115,3 +115,54 @@ t.test('point 5: user/insert checks the fields before the administrator rule (D1
   t.same(await ask(admin, { action: 'user/insert', user: { login: 'admin-short', password: '12345', role: 0 } }), [400, 'Password can contain only from 6 to 128 symbols!'])
   t.same(await ask(admin, { action: 'user/insert', user: { login: 'dhadmin', password: '12345', role: 0 } }), [403, 'User with such login already exists. Please, select another one'], 'the login before the password, as in DeviceHive')
 })
+
+t.test('point 6: an administrator assigns networks by its action, whatever its token lists', async (t) => {
+  const { h, rest } = await rig(t)
+  const r = registry(h)
+  const target = await h.createUser({})
+  const u = target.user.id
+  // `networkIds: null` at /token/create: the token names no network at all.
+  const minted = await h.request('POST', '/token/create', { body: { userId: 1, actions: ['ManageUser', 'ManageNetwork'], networkIds: null } })
+  t.equal(minted.status, 201)
+  const adminToken: string = minted.body.accessToken
+  const ws = await connectAs(t, h, adminToken)
+  // A network created after the token was issued.
+  const net = await r.network('Created later')
+  const view = { id: net, name: 'Created later', description: null }
+
+  t.same(await ask(ws, { action: 'user/assignNetwork', userId: u, networkId: net }), 'success', 'WS assign')
+  t.same((await ws.request({ action: 'user/get', userId: u })).user.networks, [view], 'user/get shows it')
+  t.same(await ask(ws, { action: 'user/unassignNetwork', userId: u, networkId: net }), 'success', 'WS unassign')
+  t.same(await h.store.users.networkIds(u), [])
+  t.same(await rest(adminToken, 'PUT', `/user/${u}/network/${net}`), [204, undefined], 'REST assign')
+  t.same((await rest(adminToken, 'GET', `/user/${u}`))[1], { ...(await h.request('GET', `/user/${u}`)).body, networks: [view] }, 'GET /user/{id} shows it')
+  t.same(await rest(adminToken, 'DELETE', `/user/${u}/network/${net}`), [204, undefined], 'REST unassign')
+  // A network that does not exist is still 404 for it.
+  t.same(await ask(ws, { action: 'user/assignNetwork', userId: u, networkId: 999999 }), [404, 'Network with id = 999999 not found'])
+  t.same(await rest(adminToken, 'PUT', `/user/${u}/network/999999`), [404, { error: 404, message: 'Network with id = 999999 not found' }])
+
+  // The same for device types: an administrator whose own flag is off, with a token naming type 1 only.
+  const typeAdmin = await h.createUser({ role: 0, allDeviceTypesAvailable: false })
+  const typeToken = r.token(typeAdmin.user.id, [Action.ManageDeviceType, Action.GetDeviceType], ['*'], ['1'])
+  const typeWs = await connectAs(t, h, typeToken)
+  const type = await r.deviceType('Later type')
+  const typeView = { id: type, name: 'Later type', description: null }
+  const narrowTarget = (await h.createUser({ allDeviceTypesAvailable: false })).user.id
+  t.same(await rest(typeToken, 'PUT', `/user/${narrowTarget}/devicetype/${type}`), [204, undefined], 'REST assign a type')
+  t.same(await rest(typeToken, 'GET', `/user/${narrowTarget}/devicetype/${type}`), [200, { deviceType: typeView }])
+  t.same((await typeWs.request({ action: 'user/getDeviceTypes', userId: narrowTarget })).deviceTypes, [typeView], 'user/getDeviceTypes shows it')
+  t.same(await ask(typeWs, { action: 'user/unassignDeviceType', userId: narrowTarget, deviceTypeId: type }), 'success', 'WS unassign a type')
+  t.same(await ask(typeWs, { action: 'user/allowAllDeviceTypes', userId: narrowTarget }), 'success', 'WS allow all types')
+  t.equal((await h.store.users.findById(narrowTarget))?.allDeviceTypesAvailable, true)
+
+  // Everyone else keeps its scope: a client acting on itself neither assigns nor sees a network outside it.
+  const client = await h.createUser({ networkIds: [1] })
+  const clientToken = r.token(client.user.id, [Action.ManageUser, Action.ManageNetwork], ['1'], ['*'])
+  const clientWs = await connectAs(t, h, clientToken)
+  t.same(await ask(clientWs, { action: 'user/assignNetwork', userId: client.user.id, networkId: net }), [404, `Network with id = ${net} not found`])
+  t.same(await rest(clientToken, 'PUT', `/user/${client.user.id}/network/${net}`), [404, { error: 404, message: `Network with id = ${net} not found` }])
+  t.same(await h.store.users.networkIds(client.user.id), [1])
+  await h.store.users.assignNetwork(client.user.id, net)
+  const self = await clientWs.request({ action: 'user/get', userId: client.user.id })
+  t.same(self.user.networks.map((n: { id: number }) => n.id), [1], 'a client\'s own read is limited to its token\'s networks')
+})
