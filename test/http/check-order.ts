@@ -11,7 +11,8 @@ import t from 'tap'
 import { Action } from '../../lib/core/auth/actions.js'
 import type { TestApp } from '../fixtures/app.js'
 import { createTestApp } from '../fixtures/app.js'
-import { call, listen } from '../fixtures/messaging.js'
+import { addDevice, call, listen } from '../fixtures/messaging.js'
+import { registerPlugin } from '../fixtures/plugin-proxy.js'
 import { registry } from '../fixtures/registry.js'
 import type { TestContext } from '../fixtures/store.js'
 import type { Frame, TestSocket } from '../fixtures/websocket.js'
@@ -165,4 +166,50 @@ t.test('point 6: an administrator assigns networks by its action, whatever its t
   await h.store.users.assignNetwork(client.user.id, net)
   const self = await clientWs.request({ action: 'user/get', userId: client.user.id })
   t.same(self.user.networks.map((n: { id: number }) => n.id), [1], 'a client\'s own read is limited to its token\'s networks')
+})
+
+t.test('point 7: WebSocket notification reads answer 404 for a missing device, to every caller', async (t) => {
+  const { h, rest } = await rig(t)
+  const r = registry(h)
+  const far = await r.network('Far')
+  await addDevice(h, 'near-dev', { networkId: 1 })
+  await addDevice(h, 'far-dev', { networkId: far })
+  const client = await h.createUser({ networkIds: [1] })
+  const restricted = r.token(1, [0], ['1'], ['*'])
+  const tokens = { admin: h.adminToken, restricted, client: client.accessToken }
+  const sockets = { admin: await connectAs(t, h), restricted: await connectAs(t, h, restricted), client: await connectAs(t, h, client.accessToken) }
+  const missing = (id: string): [number, string] => [404, `Device with such deviceId = ${id} not found`]
+
+  for (const who of ['admin', 'restricted', 'client'] as const) {
+    const ws = sockets[who]
+    t.same(await ask(ws, { action: 'notification/list', deviceId: 'missing-dev' }), missing('missing-dev'), `${who} notification/list`)
+    t.same(await ask(ws, { action: 'notification/get', deviceId: 'missing-dev', notificationId: 1 }), missing('missing-dev'), `${who} notification/get`)
+    // A device outside the caller's scope answers the same 404: nothing tells it that it exists.
+    const farAnswer = who === 'admin' ? 'success' : missing('far-dev')
+    t.same(await ask(ws, { action: 'notification/list', deviceId: 'far-dev' }), farAnswer, `${who} notification/list of a device outside its scope`)
+    t.same(await ask(ws, { action: 'notification/list', deviceId: 'near-dev' }), 'success', `${who} notification/list in scope`)
+    t.same(await ask(ws, { action: 'notification/get', deviceId: 'near-dev', notificationId: 999999 }), [404, 'Requested notification not found'])
+
+    // REST and the WebSocket command reads keep D7: 403 for a restricted token, 404 for a full-scope one
+    // (DeviceHive's tests expect exactly this for command/get and command/list with client tokens).
+    const d7: [number, string] = who === 'admin' ? missing('missing-dev') : [403, 'Access is denied']
+    t.same(await ask(ws, { action: 'command/list', deviceId: 'missing-dev' }), d7, `${who} command/list`)
+    t.same(await ask(ws, { action: 'command/get', deviceId: 'missing-dev', commandId: 1 }), d7, `${who} command/get`)
+    for (const path of ['/device/missing-dev/notification', '/device/missing-dev/notification/1', '/device/missing-dev/command', '/device/missing-dev/command/1']) {
+      t.same(await rest(tokens[who], 'GET', path), [d7[0], { error: d7[0], message: d7[1] }], `${who} GET ${path}`)
+    }
+  }
+  // A plugin token: 404 for a missing device too; a device in its reach is refused as over REST (403).
+  const plugin = await registerPlugin(h)
+  const minted = await h.request('POST', '/token/plugin/create', { body: { tpc: plugin.topicName, a: [Action.GetDeviceNotification], e: Date.now() + 60_000 } })
+  t.equal(minted.status, 201)
+  const pluginWs = await connectAs(t, h, minted.body.accessToken)
+  t.same(await ask(pluginWs, { action: 'notification/list', deviceId: 'missing-dev' }), missing('missing-dev'), 'plugin notification/list')
+  t.same(await ask(pluginWs, { action: 'notification/get', deviceId: 'missing-dev', notificationId: 1 }), missing('missing-dev'), 'plugin notification/get')
+  t.same(await ask(pluginWs, { action: 'notification/list', deviceId: 'near-dev' }), [403, 'Access is denied'], 'plugin, existing device')
+  t.same(await rest(minted.body.accessToken, 'GET', '/device/near-dev/notification'), [403, DENIED], 'plugin over REST')
+
+  // The action still comes first.
+  const noRead = r.token(1, [Action.GetDevice], ['*'], ['*'])
+  t.same(await ask(await connectAs(t, h, noRead), { action: 'notification/list', deviceId: 'missing-dev' }), [403, 'Access is denied'])
 })
