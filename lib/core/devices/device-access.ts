@@ -7,6 +7,7 @@ import type { Action } from '../auth/actions.js'
 import { checkDeviceTarget, deviceNotFound } from '../auth/access.js'
 import { requireAction, scopeAllowsDevice } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
+import { forbidden } from '../errors.js'
 import type { Store } from '../ports.js'
 import type { DeviceRecord } from './device-ports.js'
 
@@ -27,9 +28,18 @@ export async function loadDeviceInScope (store: Store, principal: Principal | un
 }
 
 /**
- * The one read that answers 404 for every caller (auth spec §4.4, WebSocket `notification/get`
- * and `notification/list`): DeviceHive checks only the action there and its tests expect 404 for
- * a missing device even with client tokens; devicehub adds the scope check with the same 404.
+ * How a read names its device: `scope` is the D7 check of {@link loadDeviceInScope} (REST, and
+ * every other WebSocket action); `found` is {@link loadDeviceOrNotFound} (WebSocket
+ * `notification/get` and `notification/list` only).
+ */
+export type DeviceCheck = 'scope' | 'found'
+
+/**
+ * The one read that answers 404 for every caller (auth spec §4.4, §7 item 8, WebSocket
+ * `notification/get` and `notification/list`): DeviceHive checks only the action there and its
+ * tests expect 404 for a missing device even with client tokens; devicehub adds the scope check
+ * with the same 404, so a restricted caller cannot tell a device outside its scope from a
+ * missing one. A plugin is then refused as everywhere (403), only for a device in its reach.
  *
  * @example
  * const device = await loadDeviceOrNotFound(store, principal, Action.GetDeviceNotification, id)
@@ -38,5 +48,6 @@ export async function loadDeviceOrNotFound (store: Store, principal: Principal |
   requireAction(principal, action)
   const device = await store.devices.findById(deviceId)
   if (device === undefined || !scopeAllowsDevice(principal.scope, device)) throw deviceNotFound(deviceId)
+  if (principal.kind === 'plugin') throw forbidden()
   return device
 }

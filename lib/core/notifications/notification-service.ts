@@ -7,7 +7,8 @@ import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
 import { revokesPrincipal } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
-import { loadDeviceInScope } from '../devices/device-access.js'
+import type { DeviceCheck } from '../devices/device-access.js'
+import { loadDeviceInScope, loadDeviceOrNotFound } from '../devices/device-access.js'
 import { badRequest, forbidden, notFound } from '../errors.js'
 import type { Cancellation } from '../realtime/cancellation.js'
 import type { DoorbellEvent } from '../realtime/doorbell.js'
@@ -76,8 +77,13 @@ export interface NotificationService {
    * stream.start(({ cursor, item }) => send(cursor, item))
    */
   subscribe(principal: Principal | undefined, input: NotificationSubscribeInput): Promise<MessageStream<NotificationView>>
-  query(principal: Principal | undefined, input: NotificationQueryInput): Promise<NotificationView[]>
-  get(principal: Principal | undefined, input: { deviceId: string, id: string }): Promise<NotificationView>
+  /**
+   * `check` is how the device is looked at: `scope` (default, D7) or `found` (WebSocket
+   * `notification/list` and `notification/get`: 404 for a missing device, to every caller). It is
+   * an argument of its own, so no client input can choose it.
+   */
+  query(principal: Principal | undefined, input: NotificationQueryInput, check?: DeviceCheck): Promise<NotificationView[]>
+  get(principal: Principal | undefined, input: { deviceId: string, id: string }, check?: DeviceCheck): Promise<NotificationView>
   insert(principal: Principal | undefined, input: { deviceId: string, body: NotificationInsertBody | undefined }): Promise<NotificationInsertView>
   poll(principal: Principal | undefined, input: NotificationPollOptions & { deviceId: string }): Promise<NotificationView[]>
   pollMany(principal: Principal | undefined, input: NotificationPollOptions & PollTargets): Promise<NotificationView[]>
@@ -195,14 +201,20 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
     return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
 
+  /** The device of a history read, checked as the transport asks (D7 by default). */
+  async function loadReadDevice (principal: Principal | undefined, deviceId: string, check: DeviceCheck = 'scope'): Promise<void> {
+    const load = check === 'found' ? loadDeviceOrNotFound : loadDeviceInScope
+    await load(store, principal, Action.GetDeviceNotification, deviceId)
+  }
+
   return {
     async subscribe (principal, input) {
       const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceNotification, input)
       return openMessageStream(new NotificationStream(ctx, load, selector, input.after, input.backlogLimit ?? BACKLOG_CAP, principal))
     },
 
-    async query (principal, input) {
-      await loadDeviceInScope(store, principal, Action.GetDeviceNotification, input.deviceId)
+    async query (principal, input, check) {
+      await loadReadDevice(principal, input.deviceId, check)
       const rows = await store.notifications.query({
         scope: principal!.scope,
         deviceIds: [input.deviceId],
@@ -212,8 +224,8 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
       return rows.map(notificationView)
     },
 
-    async get (principal, input) {
-      await loadDeviceInScope(store, principal, Action.GetDeviceNotification, input.deviceId)
+    async get (principal, input, check) {
+      await loadReadDevice(principal, input.deviceId, check)
       const id = parsePathId(input.id, notificationNotFound)
       const row = await store.notifications.findForDevice(input.deviceId, id)
       if (row === undefined) throw notificationNotFound()

@@ -12,6 +12,8 @@ import { revokeUser } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import { DeviceHubError, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
+import type { DataScope } from '../ports.js'
+import { FULL_SCOPE } from '../ports.js'
 import { parseListQuery } from '../networks/list-query.js'
 import { toNamedEntityView } from '../networks/named-entity-service.js'
 import type { NamedEntityView } from '../networks/network-schemas.js'
@@ -115,6 +117,17 @@ function optionalBoolean (value: unknown): boolean | undefined {
   return value
 }
 
+/**
+ * The scope the links of a user (`/user/{id}/network...`, `/user/{id}/devicetype...`, the
+ * `networks` of a user read) are checked against. An administrator manages assignments by its
+ * action alone, as DeviceHive does, whatever networks or device types its token lists (a token
+ * with `n: null` still assigns a network created after its login); anyone else stays within
+ * its own scope, so it hands out and sees nothing it could not see itself.
+ */
+function linkScope (principal: Principal): DataScope {
+  return principal.isAdmin && principal.kind !== 'plugin' ? FULL_SCOPE : principal.scope
+}
+
 /** The user a principal acts as; plugins and the system principal have none here (401). */
 function callerUser (principal: Principal): UserRecord {
   if (principal.kind !== 'user') throw unauthorized()
@@ -174,9 +187,10 @@ export function createUserService (ctx: ServiceContext): UserService {
     return user
   }
 
-  /** The user's networks, as far as the caller may see them (no other network leaks). */
+  /** The user's networks, as far as the caller may see them (no other network leaks to a client). */
   async function view (principal: Principal, user: UserRecord): Promise<UserView> {
-    const assigned = (await store.users.networkIds(user.id)).filter((id) => scopeAllowsNetwork(principal.scope, id))
+    const scope = linkScope(principal)
+    const assigned = (await store.users.networkIds(user.id)).filter((id) => scopeAllowsNetwork(scope, id))
     const networks = assigned.length === 0 ? [] : await store.networks.list(assigned, {})
     return { ...toUserListView(user), networks: networks.map(toNamedEntityView) }
   }
@@ -228,13 +242,13 @@ export function createUserService (ctx: ServiceContext): UserService {
 
   /** Loads a network the caller may see, else the plain not-found text (D7). */
   async function loadNetwork (principal: Principal, networkId: number): Promise<NamedEntityView> {
-    const row = scopeAllowsNetwork(principal.scope, networkId) ? await store.networks.findById(networkId) : undefined
+    const row = scopeAllowsNetwork(linkScope(principal), networkId) ? await store.networks.findById(networkId) : undefined
     if (row === undefined) throw notFound(`Network with id = ${networkId} not found`)
     return toNamedEntityView(row)
   }
 
   async function loadDeviceType (principal: Principal, deviceTypeId: number): Promise<NamedEntityView> {
-    const row = scopeAllowsDeviceType(principal.scope, deviceTypeId) ? await store.deviceTypes.findById(deviceTypeId) : undefined
+    const row = scopeAllowsDeviceType(linkScope(principal), deviceTypeId) ? await store.deviceTypes.findById(deviceTypeId) : undefined
     if (row === undefined) throw notFound(`Device type with id = ${deviceTypeId} not found`)
     return toNamedEntityView(row)
   }
@@ -270,13 +284,15 @@ export function createUserService (ctx: ServiceContext): UserService {
       const login = checkLogin(input.login)
       const role = checkRole(input.role)
       const status = input.status === undefined || input.status === null ? UserStatus.Active : checkStatus(input.status)
-      // D1: only admins create admins.
-      if (role === UserRole.Administrator && !principal.isAdmin) throw forbidden()
+      // DeviceHive's order: the login is unique, then the password is valid.
       await refuseDuplicate(login)
       const password = checkPassword(input.password)
       const data = jsonObjectOrNull(input.data) ?? null
       const introReviewed = optionalBoolean(input.introReviewed) ?? false
       const allDeviceTypesAvailable = optionalBoolean(input.allDeviceTypesAvailable) ?? true
+      // D1 last: only admins create admins. The field checks come first (as in DeviceHive), so a
+      // client holding ManageUser hears what is wrong with the body, not a bare 403.
+      if (role === UserRole.Administrator && !principal.isAdmin) throw forbidden()
       let id: number
       try {
         id = await store.users.insert({ login, passwordHash: await hashPassword(password), role, status, data, introReviewed, allDeviceTypesAvailable })
@@ -318,7 +334,7 @@ export function createUserService (ctx: ServiceContext): UserService {
       requireUserTarget(principal, userId)
       await loadUser(userId)
       const missing = notFound(`Network with id ${networkId} for user with id ${userId} was not found`)
-      if (!scopeAllowsNetwork(principal.scope, networkId)) throw missing
+      if (!scopeAllowsNetwork(linkScope(principal), networkId)) throw missing
       if (!(await store.users.networkIds(userId)).includes(networkId)) throw missing
       const network = await store.networks.findById(networkId)
       if (network === undefined) throw missing
@@ -347,10 +363,10 @@ export function createUserService (ctx: ServiceContext): UserService {
       requireAction(principal, Action.ManageDeviceType)
       requireUserTarget(principal, userId)
       const user = await loadUser(userId)
-      const scope = principal.scope.deviceTypeIds
+      const scope = linkScope(principal)
       let ids: 'all' | readonly number[]
-      if (user.allDeviceTypesAvailable) ids = scope
-      else ids = (await store.users.deviceTypeIds(userId)).filter((id) => scopeAllowsDeviceType(principal.scope, id))
+      if (user.allDeviceTypesAvailable) ids = scope.deviceTypeIds
+      else ids = (await store.users.deviceTypeIds(userId)).filter((id) => scopeAllowsDeviceType(scope, id))
       if (ids !== 'all' && ids.length === 0) return []
       return (await store.deviceTypes.list(ids, { take: ctx.limits.maxTake })).map(toNamedEntityView)
     },
@@ -360,7 +376,7 @@ export function createUserService (ctx: ServiceContext): UserService {
       requireUserTarget(principal, userId)
       const user = await loadUser(userId)
       const missing = notFound(`Device type with id ${deviceTypeId} for user with id ${userId} not found`)
-      if (!scopeAllowsDeviceType(principal.scope, deviceTypeId)) throw missing
+      if (!scopeAllowsDeviceType(linkScope(principal), deviceTypeId)) throw missing
       if (!user.allDeviceTypesAvailable && !(await store.users.deviceTypeIds(userId)).includes(deviceTypeId)) throw missing
       const deviceType = await store.deviceTypes.findById(deviceTypeId)
       if (deviceType === undefined) throw missing
@@ -391,8 +407,8 @@ export function createUserService (ctx: ServiceContext): UserService {
       requireAction(principal, Action.ManageDeviceType)
       requireUserTarget(principal, userId)
       await loadUser(userId)
-      // Like D1: nobody grants more device types than they hold themselves.
-      if (principal.scope.deviceTypeIds !== 'all') throw forbidden()
+      // Like D1: no client grants more device types than it holds itself (an administrator may).
+      if (linkScope(principal).deviceTypeIds !== 'all') throw forbidden()
       await store.transaction(async (tx) => {
         await tx.users.update(userId, { allDeviceTypesAvailable: true })
         await tx.users.unassignAllDeviceTypes(userId)
@@ -405,7 +421,7 @@ export function createUserService (ctx: ServiceContext): UserService {
       requireUserTarget(principal, userId)
       await loadUser(userId)
       // The same scope rule as the grant: only a caller holding every device type changes it.
-      if (principal.scope.deviceTypeIds !== 'all') throw forbidden()
+      if (linkScope(principal).deviceTypeIds !== 'all') throw forbidden()
       await store.transaction(async (tx) => {
         await tx.users.update(userId, { allDeviceTypesAvailable: false })
         await tx.users.unassignAllDeviceTypes(userId)

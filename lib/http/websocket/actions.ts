@@ -109,7 +109,9 @@ function namedEntityActions (
       run: async ({ hub, principal }, f) => {
         requireAction(principal, prefix === 'network' ? Action.ManageNetwork : Action.ManageDeviceType)
         const id = requireInteger(f, idField, messages.id)
-        await service(hub).update(principal, id, entityBody(f, member, messages.required))
+        // Existence and access come before the body, as over REST: a missing entity is `{}`
+        // (the service answers 403 / 404 for the id first), only a malformed one is 400.
+        await service(hub).update(principal, id, optionalObject(f, member, messages.required) ?? {})
         return undefined
       }
     },
@@ -400,14 +402,15 @@ const CATALOGUE: Record<string, ActionHandler> = {
       requireAction(principal, Action.GetDeviceNotification)
       const deviceId = requireDeviceId(f)
       const id = requireInteger(f, 'notificationId', NOTIFICATION_ID, 'Notification id should be an integer value.')
-      return { notification: await hub.notifications.get(principal, { deviceId, id: String(id) }) }
+      // 404 for a missing device whoever asks (spec §4.4, §7 item 8); REST and command/* keep D7's 403.
+      return { notification: await hub.notifications.get(principal, { deviceId, id: String(id) }, 'found') }
     }
   },
   'notification/list': {
     run: async ({ hub, principal }, f) => {
       requireAction(principal, Action.GetDeviceNotification)
       const deviceId = requireDeviceId(f)
-      return { notifications: await hub.notifications.query(principal, { deviceId, ...messageQuery(f, 'notification') }) }
+      return { notifications: await hub.notifications.query(principal, { deviceId, ...messageQuery(f, 'notification') }, 'found') }
     }
   },
   'notification/subscribe': {

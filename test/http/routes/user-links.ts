@@ -119,9 +119,12 @@ t.test('link actions and scope', async (t) => {
   t.same((await h.request('GET', `/user/${u}/network/1`, { token: noGet })).body, denied)
   t.same((await h.request('GET', `/user/${u}/devicetype/1`, { token: noGet })).body, denied)
 
-  // A narrowed manager cannot hand out what it cannot see.
+  // An administrator manages assignments by its action alone, as DeviceHive does (issue 23),
+  // whatever networks its token lists; a client cannot hand out what it cannot see (below).
   const narrowed = r.token(1, [Action.ManageNetwork, Action.ManageDeviceType, Action.GetDeviceType], ['1'], ['*'])
-  t.same((await h.request('PUT', `/user/${reader.user.id}/network/${net2}`, { token: narrowed })).body, { error: 404, message: `Network with id = ${net2} not found` })
+  t.equal((await h.request('PUT', `/user/${reader.user.id}/network/${net2}`, { token: narrowed })).status, 204)
+  t.same(await h.store.users.networkIds(reader.user.id), [1, net2])
+  t.equal((await h.request('DELETE', `/user/${reader.user.id}/network/${net2}`, { token: narrowed })).status, 204)
   t.same(await h.store.users.networkIds(reader.user.id), [1])
   const typeManager = await h.createUser({ networkIds: [1], allDeviceTypesAvailable: false, deviceTypeIds: [1] })
   const typeToken = r.token(typeManager.user.id, [Action.ManageDeviceType, Action.GetDeviceType], ['*'], ['*'])
