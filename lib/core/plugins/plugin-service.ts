@@ -5,20 +5,20 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Action } from '../auth/actions.js'
-import { requireAction, scopeAllowsDevice, scopeAllowsDeviceType, scopeAllowsNetwork } from '../auth/permissions.js'
+import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
 import { grantsOf } from '../auth/principal.js'
 import type { ServiceContext } from '../context.js'
-import { deviceNotFound } from '../devices/device-access.js'
 import { DeviceHubError, badRequest, forbidden, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
 import { jsonObjectOrNull, requireBody } from '../validation.js'
 import type { PluginDelivery } from './plugin-delivery.js'
-import type { PluginFilterQuery, PluginFilterSpec } from './plugin-filter.js'
+import type { PluginFilterQuery } from './plugin-filter.js'
 import { buildPluginFilter } from './plugin-filter.js'
 import type { PluginFilter, PluginPatch, PluginRecord } from './plugin-ports.js'
 import { PluginStatus } from './plugin-ports.js'
 import type { PluginCreateBody, PluginRegistration, PluginStatusName, PluginView } from './plugin-schemas.js'
+import { checkPluginTargets } from './plugin-targets.js'
 import type { PluginTokenService } from './plugin-token-service.js'
 import { createPluginTokenService } from './plugin-token-service.js'
 
@@ -132,24 +132,6 @@ export function createPluginService (ctx: ServiceContext, delivery: PluginDelive
     return plugin
   }
 
-  /** Networks, device types and the device named in a filter must be visible (D7: 404 otherwise). */
-  async function checkTargets (principal: Principal, spec: PluginFilterSpec): Promise<void> {
-    for (const id of spec.networkIds) {
-      if (!scopeAllowsNetwork(principal.scope, id) || await store.networks.findById(id) === undefined) {
-        throw notFound(`Network with id = ${id} not found`)
-      }
-    }
-    for (const id of spec.deviceTypeIds) {
-      if (!scopeAllowsDeviceType(principal.scope, id) || await store.deviceTypes.findById(id) === undefined) {
-        throw notFound(`Device type with id = ${id} not found`)
-      }
-    }
-    if (spec.deviceId !== undefined) {
-      const device = await store.devices.findById(spec.deviceId)
-      if (device === undefined || !scopeAllowsDevice(principal.scope, device)) throw deviceNotFound(spec.deviceId)
-    }
-  }
-
   return {
     ...createPluginTokenService(ctx),
 
@@ -174,7 +156,7 @@ export function createPluginService (ctx: ServiceContext, delivery: PluginDelive
       const name = requiredText(body.name)
       const description = optionalText(body.description) ?? null
       const parameters = jsonObjectOrNull(body.parameters) ?? null
-      await checkTargets(principal, spec)
+      await checkPluginTargets(store, principal, spec)
       const topicName = `plugin_topic_${randomUUID()}`
       await store.plugins.insert({
         name,
@@ -194,19 +176,22 @@ export function createPluginService (ctx: ServiceContext, delivery: PluginDelive
 
     async update (principal, query) {
       requireAction(principal, Action.ManagePlugin)
-      const status = parseStatusName(query.status)
+      // DeviceHive's order: the plugin first (404 / 403), then the parameters, then the rule for
+      // ACTIVE plugins, and only then the new filter's targets, so an ACTIVE plugin answers the
+      // same 400 whatever networks, device types or device the refused filter names.
+      const plugin = await resolve(principal, query.topicName)
       const spec = buildPluginFilter(query)
+      const status = parseStatusName(query.status)
       const name = query.name === undefined ? undefined : requiredText(query.name)
       const description = optionalText(query.description)
       const parameters = parseParameters(query.parameters)
-      const plugin = await resolve(principal, query.topicName)
-      if (spec.given) await checkTargets(principal, spec)
+      // As in DeviceHive, any filter parameter counts as a filter update, even one that rebuilds
+      // the same filter; only a change of status lets it through.
+      const statusChanged = status !== undefined && status !== plugin.status
+      if (plugin.status === PluginStatus.ACTIVE && spec.given && !statusChanged) throw badRequest(PluginMessages.activeFilter)
+      if (spec.given) await checkPluginTargets(store, principal, spec)
 
       const filter = spec.given ? spec.filter : plugin.filter
-      const filterChanged = filter !== plugin.filter
-      const statusChanged = status !== undefined && status !== plugin.status
-      if (plugin.status === PluginStatus.ACTIVE && filterChanged && !statusChanged) throw badRequest(PluginMessages.activeFilter)
-
       const patch: PluginPatch = { filter }
       // A user's token that updates the plugin sets its reach anew (a narrower one narrows it);
       // the plugin's own tokens and the system principal leave it as it is.

@@ -164,9 +164,10 @@ t.test('a plugin registered by a token restricted to A and X: its tokens read no
   t.same(ws.pushes.map((p) => p.notification?.deviceId ?? p.command?.deviceId), [w.ax, w.ax, w.ax], 'pushes of A and X only, in order')
   t.same(pushes.map((p) => p.notification?.notification ?? p.command?.command), ['pushed', 'pushed'])
 
-  // A filter naming B (or Y) is outside the registering token's reach: as if it did not exist.
+  // A filter naming B (or Y) is outside the registering token's reach: the restricted token gets
+  // 403, whether or not B exists (D7).
   const outside = await h.request('POST', '/plugin', { token: w.narrow, query: { networkIds: String(w.B) }, body: { name: 'b' } })
-  t.same([outside.status, outside.body?.message], [404, `Network with id = ${w.B} not found`])
+  t.same([outside.status, outside.body?.message], [403, 'Access is denied'])
 })
 
 t.test('an administrator\'s token restricted to A registers a plugin restricted to A', async (t) => {

@@ -26,12 +26,13 @@ t.test('POST /plugin registers a CREATED plugin and returns its tokens and proxy
     query: { returnCommands: 'true', returnNotifications: 'true', networkIds: '1', names: 'temp,hum', deviceId: 'd1' },
     body: { name: 'My plugin', description: 'desc', parameters: { b: 1, a: [2] } }
   })
-  // Network 1 is not assigned to the user yet: nothing is created when a filter target is not visible.
-  t.same([res.status, res.body], [404, { error: 404, message: 'Network with id = 1 not found' }])
+  // Network 1 is not assigned to the user yet: nothing is created when a filter target is not
+  // visible, and the client's (restricted) login token is told 403, as for any target (D7).
+  t.same([res.status, res.body], [403, { error: 403, message: 'Access is denied' }])
   await h.store.users.assignNetwork(a.user.id, 1)
   const { accessToken } = await h.hub.tokens.issueForUser(a.user.id)
   const noDevice = await h.request('POST', '/plugin', { token: accessToken, query: { deviceId: 'd1' }, body: { name: 'p' } })
-  t.same([noDevice.status, noDevice.body], [404, { error: 404, message: 'Device with such deviceId = d1 not found' }])
+  t.same([noDevice.status, noDevice.body], [403, { error: 403, message: 'Access is denied' }])
   t.same((await h.request('GET', '/plugin/count')).body, { count: 0 })
   await h.store.devices.insert({ id: 'd1', name: 'd1', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   const created = await h.request('POST', '/plugin', {
@@ -134,25 +135,40 @@ t.test('POST /plugin rejects bad input with 4xx and creates nothing', async (t) 
   t.same((await h.request('GET', '/plugin/count')).body, { count: 0 })
 })
 
-t.test('filter targets must be visible to the caller (D7: 404)', async (t) => {
+t.test('filter targets must be visible to the caller (D7: 403 restricted, 404 full scope)', async (t) => {
   const h = await createTestApp(t)
   const net2 = await h.store.networks.insert({ name: 'Other', description: null })
   const dt2 = await h.store.deviceTypes.insert({ name: 'Other type', description: null })
   await h.store.devices.insert({ id: 'hidden', name: 'hidden', data: null, networkId: net2, deviceTypeId: 1, isBlocked: false })
   const a = await h.createUser({ networkIds: [1], allDeviceTypesAvailable: false, deviceTypeIds: [1] })
+  // The client's login token lists its networks and device types: restricted, so 403 for what it
+  // cannot see, whether or not it exists.
+  const hidden: Array<Record<string, string>> = [
+    { networkIds: `1,${net2}` }, { networkIds: '999' }, { deviceTypeIds: String(dt2) }, { deviceTypeIds: '999' },
+    { deviceId: 'hidden' }, { deviceId: 'nowhere' }
+  ]
+  for (const query of hidden) {
+    const res = await h.request('POST', '/plugin', { token: a.accessToken, query, body: { name: 'p' } })
+    t.same([res.status, res.body], [403, { error: 403, message: 'Access is denied' }], JSON.stringify(query))
+  }
+  // A full-scope token of the same client: 404, as for a row outside its data scope.
+  const wide = h.sign({ u: a.user.id, a: [16], n: ['*'], dt: ['*'], e: Date.now() + 60_000, t: 1 })
   const cases: Array<[Record<string, string>, string]> = [
     [{ networkIds: `1,${net2}` }, `Network with id = ${net2} not found`],
     [{ deviceTypeIds: String(dt2) }, `Device type with id = ${dt2} not found`],
     [{ deviceId: 'hidden' }, 'Device with such deviceId = hidden not found']
   ]
   for (const [query, message] of cases) {
-    const res = await h.request('POST', '/plugin', { token: a.accessToken, query, body: { name: 'p' } })
+    const res = await h.request('POST', '/plugin', { token: wide, query, body: { name: 'p' } })
     t.same([res.status, res.body], [404, { error: 404, message }], JSON.stringify(query))
   }
-  // The admin sees them all.
+  // The admin sees them all, and gets 404 only for what does not exist.
   await register(h, h.adminToken, { networkIds: `1,${net2}`, deviceTypeIds: String(dt2), deviceId: 'hidden' })
+  const missing = await h.request('POST', '/plugin', { query: { networkIds: '999' }, body: { name: 'p' } })
+  t.same([missing.status, missing.body], [404, { error: 404, message: 'Network with id = 999 not found' }])
   // And the client may name its own.
   await register(h, a.accessToken, { networkIds: '1', deviceTypeIds: '1' })
+  t.same((await h.request('GET', '/plugin/count', { token: a.accessToken })).body, { count: 1 }, 'refused registrations created nothing')
 })
 
 t.test('the /plugin endpoints need ManagePlugin', async (t) => {
@@ -294,8 +310,10 @@ t.test('PUT /plugin: name, description, parameters and filter rules', async (t) 
   t.same([locked.status, locked.body], [400, { error: 400, message: "Plugin's subscription filter can't be updated if plugin is ACTIVE" }])
   const stillActive = await put({ status: 'ACTIVE', returnCommands: 'true' })
   t.equal(stillActive.status, 400, 'ACTIVE to ACTIVE is not a status change')
-  // The same filter again is not a change.
-  t.equal((await put({ returnNotifications: 'true', networkIds: '1', name: 'same filter' })).status, 204)
+  // As in DeviceHive, any filter parameter is a filter update, even one that rebuilds the same filter.
+  const same = await put({ returnNotifications: 'true', networkIds: '1', name: 'same filter' })
+  t.same([same.status, same.body.message], [400, "Plugin's subscription filter can't be updated if plugin is ACTIVE"])
+  t.equal((await put({ name: 'same filter' })).status, 204, 'without filter parameters an ACTIVE plugin takes other changes')
   // Changing the filter together with the status is allowed.
   t.equal((await put({ status: 'INACTIVE', returnCommands: 'true' })).status, 204)
   view = await plugin(h, topicName)
