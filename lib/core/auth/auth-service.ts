@@ -20,6 +20,7 @@ import { hashPassword, verifyPassword } from './passwords.js'
 import type { Assignments, Principal, UserPrincipal } from './principal.js'
 import { createPluginPrincipal, createUserPrincipal } from './principal.js'
 import { requireAction } from './permissions.js'
+import { tokenId } from './token-id.js'
 
 export interface TokenLifetimes {
   /** Access token lifetime in ms (default 30 minutes). */
@@ -211,8 +212,11 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
     if (isUserPayload(payload)) {
       const user = await store.users.findById(payload.u)
       if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
-      // Issued before a change of role, status or password: revoked.
-      if ((payload.v ?? 0) !== user.tokenVersion) return { failure: 'subject' }
+      // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, but
+      // for the one token that changed its own user's password (D11).
+      if ((payload.v ?? 0) !== user.tokenVersion && (user.keptToken === undefined || user.keptToken !== tokenId(payload))) {
+        return { failure: 'subject' }
+      }
       return { principal: userPrincipal(token, payload, user, await assignmentsOf(user)) }
     }
     if (payload.tpc === '') return { failure: 'subject' }
@@ -350,9 +354,10 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       if (isUserPayload(payload)) {
         const user = await store.users.findById(payload.u)
         if (user === undefined || user.status !== UserStatus.Active) throw unauthorized()
-        // Issued before a change of role, status or password: revoked, so a refresh never
-        // carries claims the user no longer holds (network claims are intersected with the
-        // assignments on every request).
+        // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, so a
+        // refresh never carries claims the user no longer holds (network claims are intersected
+        // with the assignments on every request). A password change spares only the access
+        // token that made it, never a refresh token: a refresh token mints nothing after it.
         if ((payload.v ?? 0) !== user.tokenVersion) throw unauthorized()
         await touchLastLogin(user)
         return { accessToken: jwt.sign(userPayload(payload, e, TokenType.Access)) }
@@ -401,6 +406,7 @@ function sameUser (a: UserRecord, b: UserRecord): boolean {
   return a.id === b.id && a.login === b.login && a.passwordHash === b.passwordHash && a.role === b.role &&
     a.status === b.status && a.loginAttempts === b.loginAttempts && a.lastLogin === b.lastLogin &&
     a.introReviewed === b.introReviewed && a.allDeviceTypesAvailable === b.allDeviceTypesAvailable && a.tokenVersion === b.tokenVersion &&
+    a.keptToken === b.keptToken &&
     (a.data === b.data || JSON.stringify(a.data) === JSON.stringify(b.data))
 }
 
