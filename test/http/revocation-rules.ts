@@ -101,6 +101,16 @@ const ROWS: Row[] = [
     tokens: [401, 401, 401]
   },
   { change: 'status LOCKED', act: (w) => ok(w.h.request('PUT', `/user/${w.target}`, { body: { status: 1 } })), ends: 'all', tokens: [401, 401, 401] },
+  {
+    change: 'status LOCKED by the lockout policy (user.login.maxAttempts)',
+    act: async (w) => {
+      await w.h.store.configuration.put('user.login.maxAttempts', '1')
+      const user = (await w.h.store.users.findById(w.target))!
+      await ok(w.h.request('POST', '/token', { token: null, body: { login: user.login, password: 'wrong-password' } }), 401)
+    },
+    ends: 'all',
+    tokens: [401, 401, 401]
+  },
   { change: 'status DISABLED', act: (w) => ok(w.h.request('PUT', `/user/${w.target}`, { body: { status: 2 } })), ends: 'all', tokens: [401, 401, 401] },
   { change: 'user deleted', act: (w) => ok(w.h.request('DELETE', `/user/${w.target}`)), ends: 'all', tokens: [401, 401, 401] },
   {
