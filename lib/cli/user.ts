@@ -5,8 +5,8 @@
  * is refused rather than created empty.
  *
  * A password comes from `--password`, else from DEVICEHUB_USER_PASSWORD, else one is generated
- * and printed once. A password change or an unlock increments the user's token version: tokens
- * issued before it stop working.
+ * and printed once. A password change increments the user's token version: tokens issued before
+ * it stop working. An unlock revives none (the lock already revoked them).
  */
 import { existsSync } from 'node:fs'
 import type { Command } from 'commander'

@@ -22,6 +22,8 @@ export interface UsersTable {
   all_device_types_available: BoolInt
   /** Migration 0003: incremented on every change of role, status or password. */
   token_version: ColumnType<number, number | undefined, number>
+  /** Migration 0008: the id of the one token a password change spared (auth/token-id.ts). */
+  kept_token: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface NamedEntityTable {

@@ -60,7 +60,7 @@ function build (
     // cascades to devices and assignments) clears the cache.
     users: cachedRepository(guardRepository(createUserRepository(db), dialect), cache, {
       cached: { findById: 'user', networkIds: 'user-networks', deviceTypeIds: 'user-device-types' },
-      reads: ['findByLogin', 'list', 'count', 'countActiveAdmins']
+      reads: ['findByLogin', 'list', 'count', 'countActiveAdmins', 'clientsOfNetwork', 'clientsOfDeviceType']
     }, afterCommit),
     networks: cachedRepository(guardRepository(createNamedEntityRepository(db, 'networks'), dialect), cache, {
       reads: ['findById', 'findByName', 'list', 'count']

@@ -4,6 +4,7 @@
  */
 import { DeviceHubError, Messages, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { Store } from '../ports.js'
+import type { Doorbell } from '../realtime/doorbell.js'
 import type { Clock } from '../time.js'
 import { parseTimestamp } from '../time.js'
 import type { UserPatch, UserRecord } from '../users/user-ports.js'
@@ -20,6 +21,8 @@ import { hashPassword, verifyPassword } from './passwords.js'
 import type { Assignments, Principal, UserPrincipal } from './principal.js'
 import { createPluginPrincipal, createUserPrincipal } from './principal.js'
 import { requireAction } from './permissions.js'
+import { revokeUser } from './revocations.js'
+import { tokenId } from './token-id.js'
 
 export interface TokenLifetimes {
   /** Access token lifetime in ms (default 30 minutes). */
@@ -107,6 +110,11 @@ export interface AuthServiceOptions {
   lifetimes: TokenLifetimes
   /** Defaults to {@link createLoginThrottle} with its defaults. */
   throttle?: LoginThrottle
+  /**
+   * Rings `revoke` when the lockout policy locks a user (its status leaves ACTIVE, D11), so its
+   * open waits end on every instance. Without it a lock revokes the tokens only.
+   */
+  doorbell?: Doorbell
 }
 
 const DEFAULT_LAST_LOGIN_TIMEOUT_MS = 1000
@@ -114,7 +122,7 @@ const INVALID_CREDENTIALS = 'Invalid credentials'
 // Verified against when the login is unknown, so both answers take the same time.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='
 
-export function createAuthService ({ store, jwt, clock, lifetimes, throttle: givenThrottle }: AuthServiceOptions): AuthService {
+export function createAuthService ({ store, jwt, clock, lifetimes, throttle: givenThrottle, doorbell }: AuthServiceOptions): AuthService {
   const throttle = givenThrottle ?? createLoginThrottle({ clock })
   const failures = { invalid: 0, throttled: 0, inactive: 0 }
   const guessingListeners = new Set<(alert: GuessingAlert) => void>()
@@ -211,8 +219,11 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
     if (isUserPayload(payload)) {
       const user = await store.users.findById(payload.u)
       if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
-      // Issued before a change of role, status or password: revoked.
-      if ((payload.v ?? 0) !== user.tokenVersion) return { failure: 'subject' }
+      // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, but
+      // for the one token that changed its own user's password (D11).
+      if ((payload.v ?? 0) !== user.tokenVersion && (user.keptToken === undefined || user.keptToken !== tokenId(payload))) {
+        return { failure: 'subject' }
+      }
       return { principal: userPrincipal(token, payload, user, await assignmentsOf(user)) }
     }
     if (payload.tpc === '') return { failure: 'subject' }
@@ -278,7 +289,14 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
           // The policy never locks out the last active administrator.
           const lock = limit !== undefined && attempts >= limit && user.status === UserStatus.Active &&
             (user.role !== UserRole.Administrator || (await store.users.countActiveAdmins(user.id)) > 0)
-          await store.users.update(user.id, lock ? { loginAttempts: 0, status: UserStatus.LockedOut } : { loginAttempts: attempts })
+          if (lock) {
+            await store.transaction(async (tx) => {
+              await tx.users.update(user.id, { loginAttempts: 0, status: UserStatus.LockedOut })
+              if (doorbell !== undefined) await revokeUser(doorbell, user.id, tx)
+            })
+          } else {
+            await store.users.update(user.id, { loginAttempts: attempts })
+          }
         }
         throw unauthorized(INVALID_CREDENTIALS)
       }
@@ -350,9 +368,10 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       if (isUserPayload(payload)) {
         const user = await store.users.findById(payload.u)
         if (user === undefined || user.status !== UserStatus.Active) throw unauthorized()
-        // Issued before a change of role, status or password: revoked, so a refresh never
-        // carries claims the user no longer holds (network claims are intersected with the
-        // assignments on every request).
+        // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, so a
+        // refresh never carries claims the user no longer holds (network claims are intersected
+        // with the assignments on every request). A password change spares only the access
+        // token that made it, never a refresh token: a refresh token mints nothing after it.
         if ((payload.v ?? 0) !== user.tokenVersion) throw unauthorized()
         await touchLastLogin(user)
         return { accessToken: jwt.sign(userPayload(payload, e, TokenType.Access)) }
@@ -401,6 +420,7 @@ function sameUser (a: UserRecord, b: UserRecord): boolean {
   return a.id === b.id && a.login === b.login && a.passwordHash === b.passwordHash && a.role === b.role &&
     a.status === b.status && a.loginAttempts === b.loginAttempts && a.lastLogin === b.lastLogin &&
     a.introReviewed === b.introReviewed && a.allDeviceTypesAvailable === b.allDeviceTypesAvailable && a.tokenVersion === b.tokenVersion &&
+    a.keptToken === b.keptToken &&
     (a.data === b.data || JSON.stringify(a.data) === JSON.stringify(b.data))
 }
 

@@ -1,19 +1,31 @@
 /**
- * Revocation reaches open waits (issue #16). Whatever changes a user's rights (role, status,
- * password, network or device-type assignments, deletion; a deleted network or device type
- * for everyone) rings a `revoke` doorbell in its write transaction. Everything that waits on
- * the doorbell for a principal (parked long polls now, WebSocket subscriptions later) checks
- * each `revoke` with {@link revokes} and stops: a poll answers `[]` at once, so the client's
- * next request is authenticated again under the new rights. The doorbell carries the event to
- * every instance (PostgreSQL NOTIFY) and only after commit; no extra listener or registry.
+ * Revocation reaches open waits (issue #16), and only where rights shrink (D11, issue 23). A
+ * loss of rights rings a `revoke` doorbell for that one user in its write transaction: its role
+ * lowered, its status leaving ACTIVE, its deletion, a network or device type it actually had
+ * unassigned or deleted. Everything that waits on the doorbell for a principal (parked long
+ * polls, WebSocket subscriptions, event streams) checks each `revoke` with
+ * {@link revokesPrincipal} and stops: a poll answers `[]` at once, a socket closes with 1008,
+ * so the client's next request is authenticated again under the new rights.
+ *
+ * A password change is not a loss of rights but of trust in the old tokens: {@link revokeTokens}
+ * ends the waits of the user's own tokens except the one that made the change, and leaves its
+ * plugins' waits alone (plugin tokens are not login credentials; deleting the plugin ends them).
+ * The doorbell carries every event to every instance (PostgreSQL NOTIFY), only after commit.
  */
 import type { Store } from '../ports.js'
 import type { PluginRecord } from '../plugins/plugin-ports.js'
 import type { Doorbell, DoorbellEvent } from '../realtime/doorbell.js'
 import type { Principal } from './principal.js'
+import { tokenId } from './token-id.js'
 
-/** `revoke` for every user: a network or device type (and its assignments) is gone. */
+/**
+ * `revoke` for every user. Nothing rings it any more (a deleted network or device type revokes
+ * only the users that had it); listeners still honour it, so a mixed-version cluster agrees.
+ */
 export const EVERY_USER = 0
+
+/** `deviceId` prefix of a password-change `revoke`; the id of the token it spares follows (or nothing). */
+const PASSWORD_CHANGE = 'password:'
 
 /** The user whose rights a principal carries (the owner's, for a plugin); undefined for the system principal. */
 export function principalUserId (principal: Principal | undefined): number | undefined {
@@ -40,8 +52,23 @@ export async function revokeUser (doorbell: Doorbell, userId: number, tx?: Store
  * doorbell.subscribe((event) => { if (revokes(event, userId)) subscription.close() })
  */
 export function revokes (event: DoorbellEvent, userId: number | undefined): boolean {
-  // A revoke naming a plugin concerns that plugin's tokens only, not its owner's own.
-  return event.kind === 'revoke' && event.name === '' && userId !== undefined && (event.id === EVERY_USER || event.id === userId)
+  // A revoke naming a plugin concerns that plugin's tokens only, not its owner's own; a password
+  // change (`deviceId` set) concerns tokens, not rights (see revokesPrincipal).
+  return event.kind === 'revoke' && event.name === '' && event.deviceId === '' && userId !== undefined &&
+    (event.id === EVERY_USER || event.id === userId)
+}
+
+/**
+ * Rings `revoke` for a password change of `userId` (D11): its tokens are revoked (the store moved
+ * its token version), except the one named by `keptTokenId` (auth/token-id.ts), the token of
+ * the caller that changed its own password. Open waits of that token go on, on every instance.
+ *
+ * @example
+ * await store.transaction(async (tx) => { await tx.users.update(id, { passwordHash, keepToken }); await revokeTokens(doorbell, id, keepToken, tx) })
+ */
+export async function revokeTokens (doorbell: Doorbell, userId: number, keptTokenId: string | undefined, tx?: Store): Promise<void> {
+  const deviceId = `${PASSWORD_CHANGE}${keptTokenId ?? ''}`
+  await doorbell.publish({ kind: 'revoke', id: userId, deviceId, networkId: null, deviceTypeId: null, name: '' }, tx)
 }
 
 /**
@@ -57,13 +84,18 @@ export async function revokePlugin (doorbell: Doorbell, plugin: Pick<PluginRecor
 
 /**
  * Whether a doorbell event revokes what `principal` was granted: {@link revokes} for its
- * user (a plugin's owner included), and a plugin revocation for the tokens of that plugin.
+ * user (a plugin's owner included), a plugin revocation for the tokens of that plugin, and a
+ * password change for the user's own tokens but the one it spared ({@link revokeTokens}).
  *
  * @example
  * doorbell.subscribe((event) => { if (revokesPrincipal(event, principal)) subscription.close() })
  */
 export function revokesPrincipal (event: DoorbellEvent, principal: Principal | undefined): boolean {
   if (event.kind !== 'revoke') return false
-  if (event.name === '') return revokes(event, principalUserId(principal))
-  return principal?.kind === 'plugin' && principal.plugin.topicName === event.name
+  if (event.name !== '') return principal?.kind === 'plugin' && principal.plugin.topicName === event.name
+  if (!event.deviceId.startsWith(PASSWORD_CHANGE)) return revokes(event, principalUserId(principal))
+  // A password change: the user's own tokens but the one that made it; plugins go on.
+  if (principal?.kind !== 'user' || principal.user.id !== event.id) return false
+  const kept = event.deviceId.slice(PASSWORD_CHANGE.length)
+  return kept === '' || tokenId(principal.token) !== kept
 }

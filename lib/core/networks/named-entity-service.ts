@@ -8,7 +8,7 @@ import { Action } from '../auth/actions.js'
 import { requireDeviceTypeTarget, requireNetworkTarget } from '../auth/access.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
-import { EVERY_USER, revokeUser } from '../auth/revocations.js'
+import { revokeUser } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import type { DeviceRecord } from '../devices/device-ports.js'
 import { DeviceHubError, badRequest, forbidden, notFound } from '../errors.js'
@@ -48,6 +48,8 @@ export interface NamedEntityKind {
   notFound: (id: number) => string
   duplicate: string
   hasDevices: (ids: string) => string
+  /** The users whose rights the entity's deletion takes away (clients that had it assigned). */
+  holders: (store: Store, id: number) => Promise<number[]>
 }
 
 export const NetworkKind: NamedEntityKind = {
@@ -59,7 +61,8 @@ export const NetworkKind: NamedEntityKind = {
   requireTarget: requireNetworkTarget,
   notFound: (id) => `Network with id = ${id} not found`,
   duplicate: 'Network cannot be created. Network with such name already exists',
-  hasDevices: (ids) => `There are the following devices within this network: ${ids}. Please review and delete them first.`
+  hasDevices: (ids) => `There are the following devices within this network: ${ids}. Please review and delete them first.`,
+  holders: (store, id) => store.users.clientsOfNetwork(id)
 }
 
 export const DeviceTypeKind: NamedEntityKind = {
@@ -71,7 +74,8 @@ export const DeviceTypeKind: NamedEntityKind = {
   requireTarget: requireDeviceTypeTarget,
   notFound: (id) => `Device type with id = ${id} not found`,
   duplicate: 'Device type cannot be created. Device type with such name already exists',
-  hasDevices: (ids) => `There are the following devices within this device type: ${ids}. Please review and delete them first.`
+  hasDevices: (ids) => `There are the following devices within this device type: ${ids}. Please review and delete them first.`,
+  holders: (store, id) => store.users.clientsOfDeviceType(id)
 }
 
 const SORT_FIELDS = { id: 'id', name: 'name' } as const
@@ -202,10 +206,12 @@ export function createNamedEntityService (ctx: ServiceContext, kind: NamedEntity
         if (devices.length > 0) throw badRequest(kind.hasDevices(devices.map((d) => d.id).join(', ')))
       }
       // Devices and user assignments go with it through ON DELETE CASCADE (§8); the devices'
-      // histories are queued and purged in the background, and every user's open waits end.
+      // histories are queued and purged in the background. Only the users that had it lose
+      // anything (D11): their open waits end, everyone else's go on.
       await ctx.store.transaction(async (tx) => {
+        const holders = await kind.holders(tx, id)
         if (!(await kind.repository(tx).delete(id))) throw notFound(kind.notFound(id))
-        await revokeUser(ctx.doorbell, EVERY_USER, tx)
+        for (const userId of holders) await revokeUser(ctx.doorbell, userId, tx)
       })
       ctx.purger.kick()
     }

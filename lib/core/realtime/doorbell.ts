@@ -17,10 +17,12 @@ import type { Store } from '../ports.js'
  * `plugin` says a plugin's status or filter changed, or it was deleted: `id` is the plugin id,
  * `name` its topic, `deviceId` '' and the routing ids null. Message waiters ignore it.
  *
- * `revoke` says a user's rights may have shrunk (role, status, password, assignments, deletion):
- * `id` is the user id, 0 for every user (a network or device type was deleted). Waits and
- * subscriptions of that user stop (see `auth/revocations.ts`). With a `name` (a plugin's
- * topic), only the waits of that plugin's tokens stop: its reach narrowed or it was deleted.
+ * `revoke` says a user lost rights (role lowered, status leaving ACTIVE, deletion, a network or
+ * device type it had unassigned or deleted): `id` is the user id (0, every user, is still
+ * understood but no longer rung). Waits and subscriptions of that user stop (see
+ * `auth/revocations.ts`). With a `name` (a plugin's topic), only the waits of that plugin's
+ * tokens stop: its reach narrowed or it was deleted. With a `deviceId` of `password:<token id>`
+ * the user's password changed: the waits of its tokens stop, but for the token named.
  */
 export type DoorbellEventKind = 'command' | 'command-update' | 'notification' | 'resync' | 'plugin' | 'revoke'
 

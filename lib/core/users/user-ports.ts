@@ -19,18 +19,29 @@ export interface UserRecord {
   introReviewed: boolean
   allDeviceTypesAvailable: boolean
   /**
-   * Incremented by the store on every change of role, status or password; a token issued under
-   * an older version is refused (claim `v`, absent = 0).
+   * Incremented by the store when the user loses rights or its password changes: role lowered
+   * (administrator to client), status leaving ACTIVE, a new password. A token issued under an
+   * older version is refused (claim `v`, absent = 0), except the one {@link keptToken} names.
    */
   tokenVersion: number
+  /**
+   * The id (auth/token-id.ts) of the one token the last increment spared: the token that changed
+   * its own user's password (D11). Absent when none; cleared by the next increment.
+   */
+  keptToken?: string
 }
 
-export type NewUser = Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin' | 'tokenVersion'>
+export type NewUser = Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin' | 'tokenVersion' | 'keptToken'>
 
-/** Role, status or password changes also increment `tokenVersion` (the store does it). */
-export type UserPatch = Partial<Omit<UserRecord, 'id' | 'tokenVersion'>> & {
+/**
+ * A lowered role, a status leaving ACTIVE or a new password also increment `tokenVersion` (the
+ * store does it, against the row as it was); a raised role or a return to ACTIVE does not.
+ */
+export type UserPatch = Partial<Omit<UserRecord, 'id' | 'tokenVersion' | 'keptToken'>> & {
   /** A rehash of the same password (legacy hash upgrade): replaces the hash, revokes nothing. */
   passwordRehash?: string
+  /** The token id the increment of this patch spares (a password change by the token's own user). */
+  keepToken?: string
 }
 
 export interface UserFilter extends Page {
@@ -62,4 +73,11 @@ export interface UserRepository {
   assignDeviceType(userId: number, deviceTypeId: number): Promise<void>
   unassignDeviceType(userId: number, deviceTypeId: number): Promise<void>
   unassignAllDeviceTypes(userId: number): Promise<void>
+  /** Clients assigned to the network, ascending: whose rights its deletion takes away. */
+  clientsOfNetwork(networkId: number): Promise<number[]>
+  /**
+   * Clients to whom the device type is assigned individually (not through the all-device-types
+   * flag), ascending: whose rights its deletion takes away.
+   */
+  clientsOfDeviceType(deviceTypeId: number): Promise<number[]>
 }

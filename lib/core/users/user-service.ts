@@ -8,7 +8,8 @@ import { Action } from '../auth/actions.js'
 import { requireAction, scopeAllowsDeviceType, scopeAllowsNetwork } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
 import { hashPassword } from '../auth/passwords.js'
-import { revokeUser } from '../auth/revocations.js'
+import { revokeTokens, revokeUser } from '../auth/revocations.js'
+import { tokenId } from '../auth/token-id.js'
 import type { ServiceContext } from '../context.js'
 import { DeviceHubError, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
@@ -128,6 +129,19 @@ function linkScope (principal: Principal): DataScope {
   return principal.isAdmin && principal.kind !== 'plugin' ? FULL_SCOPE : principal.scope
 }
 
+/**
+ * What an update takes away (D11), by the rule the store moves the token version with: the role
+ * lowered from administrator or the status leaving ACTIVE is a loss of `rights`; a new password
+ * alone revokes the old tokens (`password`); anything else (`data`, `introReviewed`, login, a
+ * raised role, a return to ACTIVE) takes nothing.
+ */
+function lossOf (before: UserRecord, patch: UserPatch): 'rights' | 'password' | undefined {
+  const lowered = patch.role !== undefined && before.role === UserRole.Administrator && patch.role !== UserRole.Administrator
+  const leaves = patch.status !== undefined && before.status === UserStatus.Active && patch.status !== UserStatus.Active
+  if (lowered || leaves) return 'rights'
+  return patch.passwordHash !== undefined ? 'password' : undefined
+}
+
 /** The user a principal acts as; plugins and the system principal have none here (401). */
 function callerUser (principal: Principal): UserRecord {
   if (principal.kind !== 'user') throw unauthorized()
@@ -229,11 +243,19 @@ export function createUserService (ctx: ServiceContext): UserService {
     patch.data = jsonObjectOrNull(body.data) ?? null
     const introReviewed = optionalBoolean(body.introReviewed)
     if (introReviewed !== undefined) patch.introReviewed = introReviewed
+    // D11: a password change spares the token that changed its own user's password.
+    if (patch.passwordHash !== undefined && self && principal.kind === 'user') patch.keepToken = tokenId(principal.token)
     try {
       await store.transaction(async (tx) => {
-        await keepAnAdmin(tx, target, patch)
+        const before = await tx.users.findById(target.id)
+        if (before === undefined) throw userNotFound(target.id)
+        await keepAnAdmin(tx, before, patch)
+        const loss = lossOf(before, patch)
+        // A loss of rights spares no token, the caller's included.
+        if (loss === 'rights') delete patch.keepToken
         if (!(await tx.users.update(target.id, patch))) throw userNotFound(target.id)
-        await revokeUser(doorbell, target.id, tx)
+        if (loss === 'rights') await revokeUser(doorbell, target.id, tx)
+        else if (loss === 'password') await revokeTokens(doorbell, target.id, patch.keepToken, tx)
       })
     } catch (error) {
       rethrowConflict(error)
@@ -346,8 +368,8 @@ export function createUserService (ctx: ServiceContext): UserService {
       requireUserTarget(principal, userId)
       await loadUser(userId)
       await loadNetwork(principal, networkId)
+      // A new network takes nothing away: nothing is revoked.
       await store.users.assignNetwork(userId, networkId)
-      await revokeUser(doorbell, userId)
     },
 
     async unassignNetwork (principal, userId, networkId) {
@@ -355,8 +377,13 @@ export function createUserService (ctx: ServiceContext): UserService {
       requireUserTarget(principal, userId)
       await loadUser(userId)
       await loadNetwork(principal, networkId)
-      await store.users.unassignNetwork(userId, networkId)
-      await revokeUser(doorbell, userId)
+      await store.transaction(async (tx) => {
+        // Only a client loses a network it had (an administrator's reach ignores assignments).
+        const user = await tx.users.findById(userId)
+        const had = user?.role === UserRole.Client && (await tx.users.networkIds(userId)).includes(networkId)
+        await tx.users.unassignNetwork(userId, networkId)
+        if (had) await revokeUser(doorbell, userId, tx)
+      })
     },
 
     async listDeviceTypes (principal, userId) {
@@ -389,8 +416,8 @@ export function createUserService (ctx: ServiceContext): UserService {
       const user = await loadUser(userId)
       if (user.allDeviceTypesAvailable) throw forbidden(UserMessages.allDeviceTypes)
       await loadDeviceType(principal, deviceTypeId)
+      // A new device type takes nothing away: nothing is revoked.
       await store.users.assignDeviceType(userId, deviceTypeId)
-      await revokeUser(doorbell, userId)
     },
 
     async unassignDeviceType (principal, userId, deviceTypeId) {
@@ -399,8 +426,11 @@ export function createUserService (ctx: ServiceContext): UserService {
       const user = await loadUser(userId)
       if (user.allDeviceTypesAvailable) throw forbidden(UserMessages.allDeviceTypes)
       await loadDeviceType(principal, deviceTypeId)
-      await store.users.unassignDeviceType(userId, deviceTypeId)
-      await revokeUser(doorbell, userId)
+      await store.transaction(async (tx) => {
+        const had = user.role === UserRole.Client && (await tx.users.deviceTypeIds(userId)).includes(deviceTypeId)
+        await tx.users.unassignDeviceType(userId, deviceTypeId)
+        if (had) await revokeUser(doorbell, userId, tx)
+      })
     },
 
     async allowAllDeviceTypes (principal, userId) {
@@ -409,10 +439,10 @@ export function createUserService (ctx: ServiceContext): UserService {
       await loadUser(userId)
       // Like D1: no client grants more device types than it holds itself (an administrator may).
       if (linkScope(principal).deviceTypeIds !== 'all') throw forbidden()
+      // Every device type instead of some: a gain, nothing is revoked.
       await store.transaction(async (tx) => {
         await tx.users.update(userId, { allDeviceTypesAvailable: true })
         await tx.users.unassignAllDeviceTypes(userId)
-        await revokeUser(doorbell, userId, tx)
       })
     },
 
@@ -423,9 +453,14 @@ export function createUserService (ctx: ServiceContext): UserService {
       // The same scope rule as the grant: only a caller holding every device type changes it.
       if (linkScope(principal).deviceTypeIds !== 'all') throw forbidden()
       await store.transaction(async (tx) => {
+        const user = await tx.users.findById(userId)
+        if (user === undefined) throw userNotFound(userId)
+        // A loss when the flag gave every device type (it overrides a token's `dt`, admins'
+        // included), or when a client had device types assigned (they are removed too).
+        const had = user.allDeviceTypesAvailable || (user.role === UserRole.Client && (await tx.users.deviceTypeIds(userId)).length > 0)
         await tx.users.update(userId, { allDeviceTypesAvailable: false })
         await tx.users.unassignAllDeviceTypes(userId)
-        await revokeUser(doorbell, userId, tx)
+        if (had) await revokeUser(doorbell, userId, tx)
       })
     }
   }

@@ -11,6 +11,7 @@ import { messageStampsMigration } from './0004-message-stamps.js'
 import { presenceMigration } from './0005-presence.js'
 import { stampDrawMigration } from './0006-stamp-draw.js'
 import { pluginGrantsMigration } from './0007-plugin-grants.js'
+import { keptTokenMigration } from './0008-kept-token.js'
 
 /** What a migration may vary by dialect: how an identity primary key is declared, and PostgreSQL-only steps. */
 export interface MigrationDialect {
@@ -41,7 +42,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0004-message-stamps': messageStampsMigration(),
         '0005-presence': presenceMigration(),
         '0006-stamp-draw': stampDrawMigration(dialect),
-        '0007-plugin-grants': pluginGrantsMigration()
+        '0007-plugin-grants': pluginGrantsMigration(),
+        '0008-kept-token': keptTokenMigration()
       }
     }
   }

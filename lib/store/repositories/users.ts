@@ -1,6 +1,6 @@
 import type { Kysely, SelectQueryBuilder, Selectable, Updateable } from 'kysely'
 import type { UserFilter, UserPatch, UserRecord, UserRepository } from '../../core/users/user-ports.js'
-import type { UserRole, UserStatus } from '../../core/users/user-ports.js'
+import { UserRole, UserStatus } from '../../core/users/user-ports.js'
 import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
 import type { Database, UsersTable } from '../database.js'
 import { applyPage } from '../paging.js'
@@ -19,7 +19,8 @@ function toRecord (row: UserRow): UserRecord {
     data: decodeJson(row.data),
     introReviewed: decodeBool(row.intro_reviewed),
     allDeviceTypesAvailable: decodeBool(row.all_device_types_available),
-    tokenVersion: Number(row.token_version ?? 0)
+    tokenVersion: Number(row.token_version ?? 0),
+    ...(row.kept_token === null || row.kept_token === undefined ? {} : { keptToken: row.kept_token })
   }
 }
 
@@ -77,15 +78,19 @@ export function createUserRepository (db: Kysely<Database>): UserRepository {
         return (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
       }
       const result = await db.updateTable('users').set((eb) => {
-        // SET sees the old row: the version moves only when role, status or password really change.
+        // SET sees the old row: the version moves only on a loss (D11): the role lowered from
+        // administrator (0) to client (1), the status leaving ACTIVE (0), a new password.
         const changes = []
-        if (patch.role !== undefined) changes.push(eb('role', '<>', patch.role))
-        if (patch.status !== undefined) changes.push(eb('status', '<>', patch.status))
+        if (patch.role !== undefined) changes.push(eb('role', '<', patch.role))
+        if (patch.status !== undefined && patch.status !== UserStatus.Active) changes.push(eb('status', '=', UserStatus.Active))
         if (patch.passwordHash !== undefined) changes.push(eb('password_hash', '<>', patch.passwordHash))
         if (changes.length === 0) return values
+        const loses = eb.or(changes)
         return {
           ...values,
-          token_version: eb.case().when(eb.or(changes)).then(eb('token_version', '+', 1)).else(eb.ref('token_version')).end()
+          token_version: eb.case().when(loses).then(eb('token_version', '+', 1)).else(eb.ref('token_version')).end(),
+          // The increment spares at most the token that made it, and only until the next one.
+          kept_token: eb.case().when(loses).then(patch.keepToken ?? null).else(eb.ref('kept_token')).end()
         }
       }).where('id', '=', id).executeTakeFirst()
       return result.numUpdatedRows > 0n
@@ -133,6 +138,19 @@ export function createUserRepository (db: Kysely<Database>): UserRepository {
     },
     async unassignAllDeviceTypes (userId) {
       await db.deleteFrom('user_device_types').where('user_id', '=', userId).execute()
+    },
+    async clientsOfNetwork (networkId) {
+      const rows = await db.selectFrom('user_networks').innerJoin('users', 'users.id', 'user_networks.user_id')
+        .select('user_networks.user_id').where('user_networks.network_id', '=', networkId).where('users.role', '=', UserRole.Client)
+        .orderBy('user_networks.user_id').execute()
+      return rows.map((r) => Number(r.user_id))
+    },
+    async clientsOfDeviceType (deviceTypeId) {
+      const rows = await db.selectFrom('user_device_types').innerJoin('users', 'users.id', 'user_device_types.user_id')
+        .select('user_device_types.user_id').where('user_device_types.device_type_id', '=', deviceTypeId)
+        .where('users.role', '=', UserRole.Client).where('users.all_device_types_available', '=', encodeBool(false))
+        .orderBy('user_device_types.user_id').execute()
+      return rows.map((r) => Number(r.user_id))
     }
   }
 }

@@ -1,8 +1,10 @@
 import t from 'tap'
 import { createPluginPrincipal, createUserPrincipal } from '../../../lib/core/auth/principal.js'
-import { EVERY_USER, revokes, revokesPrincipal } from '../../../lib/core/auth/revocations.js'
+import { EVERY_USER, revokeTokens, revokes, revokesPrincipal } from '../../../lib/core/auth/revocations.js'
+import { tokenId } from '../../../lib/core/auth/token-id.js'
 import type { PluginRecord } from '../../../lib/core/plugins/plugin-ports.js'
 import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import type { UserRecord } from '../../../lib/core/users/user-ports.js'
 
 const owner: UserRecord = {
@@ -33,4 +35,20 @@ t.test('a plugin revoke (named by topic) reaches that plugin\'s tokens only', as
   t.notOk(revokesPrincipal(event, user), 'the owner\'s own waits go on')
   t.notOk(revokes(event, 5), 'nor does the user-level check take it for the owner\'s')
   t.notOk(revokesPrincipal({ ...event, kind: 'plugin' }, mine), 'only revoke events')
+})
+
+t.test('a password change revokes the user\'s other tokens, not the one that made it, nor its plugins', async (t) => {
+  const doorbell = createMemoryDoorbell()
+  const heard: DoorbellEvent[] = []
+  doorbell.subscribe((event) => heard.push(event))
+  const other = createUserPrincipal(owner, { u: 5, a: [0], n: ['*'], dt: ['*'], e: 2, t: 1 }, none)
+  await revokeTokens(doorbell, 5, tokenId(user.token))
+  await revokeTokens(doorbell, 5, undefined)
+  const [kept, all] = heard
+  t.notOk(revokesPrincipal(kept!, user), 'the token that made the change goes on')
+  t.ok(revokesPrincipal(kept!, other), 'another token of the user stops')
+  t.notOk(revokesPrincipal(kept!, mine), 'a plugin of the user goes on')
+  t.notOk(revokes(kept!, 5), 'a password change is not a loss of rights')
+  t.ok(revokesPrincipal(all!, user), 'a change by someone else spares no token')
+  t.notOk(revokesPrincipal(all!, createUserPrincipal({ ...owner, id: 6 }, { u: 6, a: [0], n: ['*'], dt: ['*'], e: 1, t: 1 }, none)), 'another user goes on')
 })
