@@ -151,7 +151,9 @@ t.test('command poll: limit, limit=0, strict cursor, updates do not wake ordinar
   now = Date.UTC(2020, 0, 1, 10, 0, 10)
   const limited = await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 3 } })
   t.same(limited.body.map((c: { id: number }) => c.id), ids.slice(0, 3), 'the oldest `limit` items')
-  t.same((await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 0, waitTimeout: 0 } })).body, [])
+  // limit=0 is no limit (§7.3, as Java 3.x): the Python client sends it on every poll after its probe.
+  const unlimited = await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 0, waitTimeout: 0 } })
+  t.same(unlimited.body.map((c: { id: number }) => c.id), ids, 'limit=0 answers the whole backlog')
   const same = await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2020-01-01T10:00:04.000', waitTimeout: 0 } })
   t.same(same.body, [], 'should not return command with the same timestamp')
 
