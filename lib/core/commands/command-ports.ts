@@ -99,7 +99,11 @@ export interface CommandRepository {
   prune(before: number, batch: number): Promise<number>
 }
 
-/** R7: a command whose lifetime has passed without an update is not handed to pollers. */
-export function commandExpired (command: Pick<CommandRecord, 'lifetime' | 'timestamp' | 'isUpdated'>, now: number): boolean {
-  return command.lifetime !== null && !command.isUpdated && command.timestamp + command.lifetime * 1000 < now
+/**
+ * R7: a command whose lifetime has passed without an update is not handed to pollers. The
+ * lifetime counts from the server's stamp, never a client's timestamp; `0`, like null, is no
+ * lifetime (DeviceHive stores it and never expires the command), over REST and WebSocket alike.
+ */
+export function commandExpired (command: Pick<CommandRecord, 'lifetime' | 'stamp' | 'isUpdated'>, now: number): boolean {
+  return command.lifetime !== null && command.lifetime > 0 && !command.isUpdated && command.stamp + command.lifetime * 1000 < now
 }

@@ -168,11 +168,13 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
         .$if(q.upTo !== undefined, (query) => query.where(column, '<=', q.upTo!))
       if (q.updated) query = query.where('is_updated', '=', encodeBool(true))
       else {
-        // R7: an expired, never-updated command is not handed out.
+        // R7: an expired, never-updated command is not handed out (commandExpired: from the
+        // server's stamp; a lifetime of 0 is none).
         query = query.where((eb) => eb.or([
           eb('lifetime', 'is', null),
+          eb('lifetime', '=', 0),
           eb('is_updated', '=', encodeBool(true)),
-          eb(sql<number>`timestamp + lifetime * 1000`, '>=', q.now)
+          eb(sql<number>`clock_ts + lifetime * 1000`, '>=', q.now)
         ]))
       }
       const rows = await query.orderBy(column, 'asc').orderBy('id', 'asc').limit(q.limit).execute()
