@@ -23,7 +23,8 @@
  *   integer is expected (`"networkId": "5"`);
  * - with `emptyIsNull` (query strings), an empty value in a declared property where no string is
  *   expected is a null, so absent if optional: that is how a query string spells it
- *   (`?take&force=`, what JavaScript clients write for null).
+ *   (`?take&force=`, what JavaScript clients write for null); in a body, the same for a property
+ *   that may be null (`"lifetime": ""`), so REST and WebSocket read it alike (issue #23);
  * A string is never rewritten where the schema also accepts a string.
  */
 
@@ -104,7 +105,10 @@ function normaliseObject (schema: InputSchema, value: Record<string, unknown>, o
       result[key] = item
       continue
     }
-    const given = options.emptyIsNull === true && item === '' && !isOpen(property) && !names(property, 'string') ? null : item
+    // Where no string is expected, "" is null: in a query string always, in a body where the
+    // field may be null, over REST and WebSocket alike (issue #23; Ajv's coercion read it so).
+    const empty = item === '' && !isOpen(property) && !names(property, 'string') && (options.emptyIsNull === true || names(property, 'null'))
+    const given = empty ? null : item
     if (given === null && !required.includes(key)) continue
     result[key] = normalise(property, given, options)
   }

@@ -41,7 +41,7 @@ t.test('booleans in any letter case where a boolean is expected', async (t) => {
 t.test('digit strings where an integer is expected', async (t) => {
   t.same(normaliseInput(Body, { userId: '2', count: '-3', typed: '7' }), { userId: 2, count: -3, typed: 7 })
   t.same(normaliseInput(Body, { networkIds: ['5', 6] }), { networkIds: ['5', 6] }, 'a string-or-integer list keeps its strings')
-  for (const text of ['1.5', '1e3', '0x10', ' 2', '', '99999999999999999']) {
+  for (const text of ['1.5', '1e3', '0x10', ' 2', '99999999999999999']) {
     t.same(normaliseInput(Body, { userId: text }), { userId: text }, `${JSON.stringify(text)} is left for the schema to refuse`)
   }
   t.same(normaliseInput(Body, { userId: { id: 1 } }), { userId: { id: 1 } }, 'objects are never rewritten')
@@ -59,5 +59,11 @@ t.test('the input is not changed, and open schemas are left alone', async (t) =>
 t.test('query strings: an empty value where no string is expected is a null (emptyIsNull)', async (t) => {
   const Query = Type.Object({ take: Type.Optional(Type.Integer()), force: Type.Optional(Type.Boolean()), name: Type.Optional(Type.String()), free: Type.Optional(Type.Unknown()) })
   t.same(normaliseInput(Query, { take: '', force: '', name: '', free: '' }, { emptyIsNull: true }), { name: '', free: '' })
-  t.same(normaliseInput(Query, { take: '', force: '' }), { take: '', force: '' }, 'bodies keep their empty strings (and fail the schema)')
+  t.same(normaliseInput(Query, { take: '', force: '' }), { take: '', force: '' }, 'bodies keep their empty strings where null is not allowed (and fail the schema)')
+})
+
+t.test('bodies: an empty string where no string is expected but null is, is a null (issue #23)', async (t) => {
+  t.same(normaliseInput(Body, { userId: '', typed: '', count: 1, required: '' }), { count: 1, required: '' },
+    'a nullable integer (union or type array) reads "" as absent; a nullable string keeps it')
+  t.same(normaliseInput(Body, { count: '', name: '', free: '' }), { count: '', name: '', free: '' }, 'not where null is not allowed, a string is, or anything is')
 })

@@ -12,22 +12,25 @@ export interface CommandRecord {
   lifetime: number | null
   status: string | null
   result: JsonObject | null
-  /** Epoch ms: client-given, or assigned by the message clock (strictly increasing). */
+  /**
+   * Epoch ms: the message clock's stamp of the insert (`stamp`), a client's timestamp kept only
+   * when the clock could take it (client-timestamp.ts). Rows stored before issue #23 may hold a
+   * client timestamp in the table; the repositories answer their stamp.
+   */
   timestamp: number
   lastUpdated: number
   /** Internal (§6.4): true after the first update; never serialised. */
   isUpdated: boolean
   /**
    * Internal, never serialised: the message clock's stamp of the insert (server time, strictly
-   * increasing in commit order). Poll cursors compare with it, never with a client-given
-   * `timestamp`; it equals `timestamp` when the server assigned that.
+   * increasing in commit order), the poll cursor. Equal to `timestamp` (issue #23).
    */
   stamp: number
 }
 
 /** A command to insert: the stored fields less what the server assigns. */
 export type NewCommand = Omit<CommandRecord, 'id' | 'timestamp' | 'lastUpdated' | 'isUpdated' | 'stamp'> & {
-  /** Client-given timestamp (stored as given); absent = the message clock assigns one. */
+  /** Client-given timestamp: a wish for the clock's reading (client-timestamp.ts), not stored as such. */
   timestamp?: number
 }
 
@@ -96,7 +99,11 @@ export interface CommandRepository {
   prune(before: number, batch: number): Promise<number>
 }
 
-/** R7: a command whose lifetime has passed without an update is not handed to pollers. */
-export function commandExpired (command: Pick<CommandRecord, 'lifetime' | 'timestamp' | 'isUpdated'>, now: number): boolean {
-  return command.lifetime !== null && !command.isUpdated && command.timestamp + command.lifetime * 1000 < now
+/**
+ * R7: a command whose lifetime has passed without an update is not handed to pollers. The
+ * lifetime counts from the server's stamp, never a client's timestamp; `0`, like null, is no
+ * lifetime (DeviceHive stores it and never expires the command), over REST and WebSocket alike.
+ */
+export function commandExpired (command: Pick<CommandRecord, 'lifetime' | 'stamp' | 'isUpdated'>, now: number): boolean {
+  return command.lifetime !== null && command.lifetime > 0 && !command.isUpdated && command.stamp + command.lifetime * 1000 < now
 }

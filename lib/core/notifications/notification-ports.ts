@@ -21,7 +21,7 @@ export interface NewNotification {
   networkId: number | null
   deviceTypeId: number | null
   parameters: JsonObject | null
-  /** Client-given timestamp (epoch ms); the server assigns one when absent. */
+  /** Client-given timestamp (epoch ms): a wish for the clock's reading (client-timestamp.ts), not stored as such. */
   timestamp?: number
 }
 
@@ -42,8 +42,9 @@ export interface NotificationBacklogQuery extends MessageSelector {
 
 export interface NotificationRepository {
   /**
-   * Inserts in one transaction with the message clock: without a client timestamp the row
-   * gets `max(last + 1, now)`, so server timestamps strictly increase in commit order (R9).
+   * Inserts in one transaction with the message clock: the row's timestamp is
+   * `max(last + 1, reading)` (the reading is `now` or a kept client timestamp,
+   * client-timestamp.ts), so timestamps strictly increase in commit order (R9, issue #23).
    */
   insert(notification: NewNotification, now?: number, ring?: StoreRing): Promise<NotificationRecord>
   /** Several inserts in one statement and one clock step; records in the order given. */

@@ -18,7 +18,7 @@ import { longPoll } from '../realtime/long-poll.js'
 import type { HighWater } from '../commands/command-ports.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS, inMessageScope, nameSelected } from '../realtime/message-filter.js'
-import { namesOf, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
+import { namesOf, parseLimit, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createEventLoader } from '../realtime/shared-read.js'
@@ -55,6 +55,8 @@ export interface NotificationPollOptions {
   /** Cursor (epoch ms): notifications strictly after it; absent = from now. */
   timestamp?: number
   waitTimeout?: number
+  /** Backlog cap: default 100, `0` = no limit; at most `--max-take` (§7.3). */
+  limit?: number
   signal?: Cancellation
 }
 
@@ -89,7 +91,7 @@ export interface NotificationService {
   pollMany(principal: Principal | undefined, input: NotificationPollOptions & PollTargets): Promise<NotificationView[]>
 }
 
-/** Notification polls have no `limit`: the backlog is capped at 100 (§6.13). */
+/** The backlog of a WebSocket subscription: 100 (auth spec §6.7); polls read `limit` like commands (§7.3). */
 const BACKLOG_CAP = 100
 const SORT_FIELDS = { timestamp: 'timestamp', notification: 'notification' } as const
 
@@ -190,13 +192,14 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
   const { store } = ctx
   const load = createEventLoader<NotificationRecord>((id) => store.notifications.findById(id))
 
-  /** A poll is the first batch of a stream: the backlog after the cursor (at most 100), else the first live one. */
+  /** A poll is the first batch of a stream: the backlog after the cursor (up to `limit`), else the first live one. */
   function runPoll (
     principal: Principal | undefined, selector: MessageSelector, options: NotificationPollOptions
   ): Promise<NotificationView[]> {
+    const limit = parseLimit(options.limit, ctx.limits.maxTake)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
-    const spec = new NotificationStream(ctx, load, selector, options.timestamp, BACKLOG_CAP, principal, BACKLOG_CAP)
+    const spec = new NotificationStream(ctx, load, selector, options.timestamp, limit, principal, limit)
     // No await: a parked poll should not keep a suspended frame alive.
     return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
@@ -262,6 +265,8 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
 
     async pollMany (principal, input) {
       const names = namesOf(input.names)
+      // Validate every parameter before deciding anything (§7.3 step 1).
+      parseLimit(input.limit, ctx.limits.maxTake)
       parseWaitTimeout(input.waitTimeout)
       const targets = await resolvePollTargets(store, principal, Action.GetDeviceNotification, input)
       if (targets === undefined) return []

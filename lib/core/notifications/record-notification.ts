@@ -59,9 +59,9 @@ function combinerFor (store: Store): WriteCombiner<Pending, NotificationRecord> 
 }
 
 /**
- * Every row gets a stamp from the message clock (strictly increasing in commit order, R9), the
- * poll cursor; without `input.timestamp` it is also the row's timestamp, a client-given one is
- * stored and shown as given.
+ * Every row gets a stamp from the message clock (strictly increasing in commit order, R9): its
+ * timestamp and the poll cursor. A client-given `input.timestamp` is kept only when the clock
+ * can take it (realtime/client-timestamp.ts, issue #23).
  *
  * @example
  * await recordNotification(ctx, { notification: '$device-add', deviceId, networkId, deviceTypeId, parameters }, tx)

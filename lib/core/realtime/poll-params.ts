@@ -13,12 +13,19 @@ export function parseWaitTimeout (value: number | undefined): number {
   return value
 }
 
-/** `limit` of command polls: default 100, not negative, capped at `max` like `take` (R10, issue #16). */
+/**
+ * `limit` of command and notification polls (§7.3): default 100, not negative, capped at `max`
+ * like `take` (R10, issue #16). `0` means no limit, as Java 3.x read it (so, `max`): the Python
+ * client sends `limit=0` on every poll after its subscription probe.
+ *
+ * @example
+ * parseLimit(0, 10_000) // 10000
+ */
 export function parseLimit (value: number | undefined, max: number): number {
   if (value === undefined) return Math.min(100, max)
   if (Number.isNaN(value)) throw badRequest()
   if (value < 0) throw badRequest('Limit can\'t be less than 0.')
-  return Math.min(value, max)
+  return value === 0 ? max : Math.min(value, max)
 }
 
 /** A timestamp query parameter: undefined when absent or empty; 400 when unparseable (§1.4). */

@@ -19,7 +19,7 @@ const PollQuery = {
   names: Type.Optional(Type.String({ description: 'CSV of command names' })),
   timestamp: Type.Optional(Type.String({ description: 'cursor: commands strictly after it' })),
   waitTimeout: Type.Optional(WaitTimeout),
-  limit: Type.Optional(Type.Integer({ description: 'backlog cap, default 100' }))
+  limit: Type.Optional(Type.Integer({ description: 'backlog cap, default 100; 0 = no limit (up to --max-take)' }))
 }
 
 const tags = ['commands']

@@ -15,7 +15,8 @@ const DeviceParams = Type.Object({ deviceId: Type.String() })
 const PollQuery = {
   names: Type.Optional(Type.String({ description: 'CSV of notification names' })),
   timestamp: Type.Optional(Type.String({ description: 'cursor: notifications strictly after it' })),
-  waitTimeout: Type.Optional(Type.Integer({ description: 'seconds, 0..60, default 30' }))
+  waitTimeout: Type.Optional(Type.Integer({ description: 'seconds, 0..60, default 30' })),
+  limit: Type.Optional(Type.Integer({ description: 'backlog cap, default 100; 0 = no limit (up to --max-take)' }))
 }
 
 const tags = ['notifications']

@@ -133,8 +133,9 @@ function subscribeInput (frame: RequestFrame): { deviceId?: string, networkIds?:
     networkIds: optionalIntegers(frame, 'networkIds'),
     deviceTypeIds: optionalIntegers(frame, 'deviceTypeIds'),
     names: optionalStrings(frame, 'names'),
-    // Backlog items with timestamp >= the given one: strictly after one ms earlier.
-    after: timestamp === undefined ? undefined : timestamp - 1
+    // Backlog items strictly after it, as the REST polls (issue #23): a client that subscribes
+    // again with the last timestamp it received gets every later item once, never that one again.
+    after: timestamp
   }
 }
 

@@ -5,6 +5,7 @@ import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } fro
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
 import { createWriteCombiner } from '../../core/write-combiner.js'
+import { clockReading } from '../../core/realtime/client-timestamp.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
 import type { CommandUpdate } from './pg-message-writes.js'
 import { PG_INSERT_LANES, PG_WRITE_BATCH, pgInsertCommands, pgUpdateCommands } from './pg-message-writes.js'
@@ -27,7 +28,15 @@ export interface CommandRow {
   clock_ts: number | null
 }
 
+/**
+ * A row as the core's record. `timestamp` is the row's stamp (`clock_ts`), the poll cursor: rows
+ * stored before issue #23 may hold a client's timestamp in the column, and answering it would
+ * make a client re-polling from it get the same item again. Before its first update a command's
+ * `lastUpdated` is its timestamp.
+ */
 export function toCommandRecord (row: CommandRow): CommandRecord {
+  const stamp = Number(row.clock_ts ?? row.timestamp)
+  const isUpdated = decodeBool(row.is_updated)
   return {
     id: Number(row.id),
     command: row.command,
@@ -39,10 +48,10 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
     lifetime: decodeNullableInt(row.lifetime),
     status: row.status,
     result: decodeJson(row.result),
-    timestamp: Number(row.timestamp),
-    lastUpdated: Number(row.last_updated),
-    isUpdated: decodeBool(row.is_updated),
-    stamp: Number(row.clock_ts ?? row.timestamp)
+    timestamp: stamp,
+    lastUpdated: isUpdated ? Number(row.last_updated) : stamp,
+    isUpdated,
+    stamp
   }
 }
 
@@ -78,9 +87,9 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
       if (inserts !== undefined) return inserts.write({ value: c, now, ring })
       if (postgres) return (await pgInsertCommands(db, [c], now, ring))[0]!
       return inTransaction(db, async (trx) => {
-        // The clock first: its row lock orders concurrent writers (R9).
-        const assigned = await nextMessageTimestamp(trx, now)
-        const timestamp = c.timestamp ?? assigned
+        // The clock first: its row lock orders concurrent writers (R9). The stamp is the
+        // timestamp, a client's kept only when the clock can take it (issue #23).
+        const timestamp = await nextMessageTimestamp(trx, clockReading(c.timestamp, now))
         const row = await messaging(trx).insertInto('commands').values({
           command: c.command,
           device_id: c.deviceId,
@@ -94,7 +103,7 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
           timestamp,
           last_updated: timestamp,
           is_updated: encodeBool(false),
-          clock_ts: assigned,
+          clock_ts: timestamp,
           stored_at: now,
           device_key: currentDeviceKey(c.deviceId)
         }).returningAll().executeTakeFirstOrThrow()
@@ -135,14 +144,15 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
     async query (filter) {
       const names = filter.command === undefined ? undefined : [filter.command]
       let query = messaging(db).selectFrom('commands').selectAll().where(selectorWhere({ ...filter, names }, 'command'))
-      if (filter.start !== undefined) query = query.where('timestamp', '>=', filter.start)
-      if (filter.end !== undefined) query = query.where('timestamp', '<=', filter.end)
+      // By the stamp, the timestamp every answer shows (toCommandRecord).
+      if (filter.start !== undefined) query = query.where('clock_ts', '>=', filter.start)
+      if (filter.end !== undefined) query = query.where('clock_ts', '<=', filter.end)
       if (filter.status !== undefined) query = query.where(sql`lower(status)`, '=', filter.status.toLowerCase())
       const order = filter.sortOrder === 'ASC' ? 'asc' : 'desc'
       // Nulls sort as empty strings (spec §6.2).
       if (filter.sortField === 'command') query = query.orderBy('command', order)
       else if (filter.sortField === 'status') query = query.orderBy(sql`coalesce(status, '')`, order)
-      else query = query.orderBy('timestamp', order)
+      else query = query.orderBy('clock_ts', order)
       const rows = await applyPage(query.orderBy('id', order), filter).execute()
       return rows.map(toCommandRecord)
     },
@@ -158,11 +168,13 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
         .$if(q.upTo !== undefined, (query) => query.where(column, '<=', q.upTo!))
       if (q.updated) query = query.where('is_updated', '=', encodeBool(true))
       else {
-        // R7: an expired, never-updated command is not handed out.
+        // R7: an expired, never-updated command is not handed out (commandExpired: from the
+        // server's stamp; a lifetime of 0 is none).
         query = query.where((eb) => eb.or([
           eb('lifetime', 'is', null),
+          eb('lifetime', '=', 0),
           eb('is_updated', '=', encodeBool(true)),
-          eb(sql<number>`timestamp + lifetime * 1000`, '>=', q.now)
+          eb(sql<number>`clock_ts + lifetime * 1000`, '>=', q.now)
         ]))
       }
       const rows = await query.orderBy(column, 'asc').orderBy('id', 'asc').limit(q.limit).execute()

@@ -5,6 +5,7 @@ import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { createWriteCombiner } from '../../core/write-combiner.js'
+import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
 import { PG_INSERT_LANES, PG_WRITE_BATCH, pgInsertNotifications } from './pg-message-writes.js'
 
@@ -20,16 +21,18 @@ export interface NotificationRow {
 }
 
 
+/** A row as the core's record; `timestamp` is the row's stamp, as for commands (toCommandRecord). */
 export function toNotificationRecord (row: NotificationRow): NotificationRecord {
+  const stamp = Number(row.clock_ts ?? row.timestamp)
   return {
     id: Number(row.id),
     notification: row.notification,
     deviceId: row.device_id,
     networkId: row.network_id === null ? null : Number(row.network_id),
     deviceTypeId: row.device_type_id === null ? null : Number(row.device_type_id),
-    timestamp: Number(row.timestamp),
+    timestamp: stamp,
     parameters: decodeJson(row.parameters),
-    stamp: Number(row.clock_ts ?? row.timestamp)
+    stamp
   }
 }
 
@@ -55,16 +58,17 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
       if (combined !== undefined) return combined.write({ input: n, now, ring })
       if (postgres) return (await pgInsertNotifications(db, [n], now, ring))[0]!
       return inTransaction(db, async (trx) => {
-        // The clock first: its row lock orders concurrent writers (R9).
-        const assigned = await nextMessageTimestamp(trx, now)
+        // The clock first: its row lock orders concurrent writers (R9). The stamp is the
+        // timestamp, a client's kept only when the clock can take it (issue #23).
+        const timestamp = await nextMessageTimestamp(trx, clockReading(n.timestamp, now))
         const row = await messaging(trx).insertInto('notifications').values({
           notification: n.notification,
           device_id: n.deviceId,
           network_id: n.networkId,
           device_type_id: n.deviceTypeId,
           parameters: encodeJson(n.parameters),
-          timestamp: n.timestamp ?? assigned,
-          clock_ts: assigned,
+          timestamp,
+          clock_ts: timestamp,
           stored_at: now,
           device_key: currentDeviceKey(n.deviceId)
         }).returningAll().executeTakeFirstOrThrow()
@@ -77,7 +81,7 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
       if (postgres) return pgInsertNotifications(db, list, now, ring)
       return inTransaction(db, async (trx) => {
         // One clock step for the batch: the stamps are last+1 .. last+n.
-        const last = await nextMessageTimestamp(trx, now, list.length)
+        const last = await nextMessageTimestamp(trx, batchClockReading(list, now), list.length)
         let next = last - list.length
         const rows = await messaging(trx).insertInto('notifications').values(list.map((n) => {
           const stamp = ++next
@@ -87,7 +91,7 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
             network_id: n.networkId,
             device_type_id: n.deviceTypeId,
             parameters: encodeJson(n.parameters),
-            timestamp: n.timestamp ?? stamp,
+            timestamp: stamp,
             clock_ts: stamp,
             stored_at: now,
             device_key: currentDeviceKey(n.deviceId)
@@ -113,10 +117,11 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
       const names = filter.notification === undefined ? undefined : [filter.notification]
       let query = messaging(db).selectFrom('notifications').selectAll()
         .where(selectorWhere({ ...filter, names }, 'notification', { excludeSystem: false }))
-      if (filter.start !== undefined) query = query.where('timestamp', '>=', filter.start)
-      if (filter.end !== undefined) query = query.where('timestamp', '<=', filter.end)
+      // By the stamp, the timestamp every answer shows (toNotificationRecord).
+      if (filter.start !== undefined) query = query.where('clock_ts', '>=', filter.start)
+      if (filter.end !== undefined) query = query.where('clock_ts', '<=', filter.end)
       const order = filter.sortOrder === 'ASC' ? 'asc' : 'desc'
-      query = filter.sortField === 'notification' ? query.orderBy('notification', order) : query.orderBy('timestamp', order)
+      query = filter.sortField === 'notification' ? query.orderBy('notification', order) : query.orderBy('clock_ts', order)
       const rows = await applyPage(query.orderBy('id', order), filter).execute()
       return rows.map(toNotificationRecord)
     },

@@ -9,6 +9,9 @@
  * `device_key` (migration 0003) is the current device's internal key, as in the portable
  * repositories (`currentDeviceKey`): an update only reaches a command of the device that exists now.
  *
+ * An item's timestamp is its stamp: a client's timestamp only feeds the clock's reading
+ * (core/realtime/client-timestamp.ts, issue #23).
+ *
  * The doorbell payload is built in SQL in the wire form of lib/doorbells/postgres-doorbell.ts
  * (`[kind, id, deviceId, networkId, deviceTypeId, name]`, a JSON array; its decoder accepts it).
  */
@@ -16,6 +19,7 @@ import type { Kysely, RawBuilder } from 'kysely'
 import { sql } from 'kysely'
 import type { CommandPatch, CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
 import type { NewNotification, NotificationRecord } from '../../core/notifications/notification-ports.js'
+import { batchClockReading } from '../../core/realtime/client-timestamp.js'
 import { encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { toCommandRecord } from './commands.js'
@@ -63,14 +67,15 @@ function chained (stamp: string): RawBuilder<unknown> {
 
 /** A notification row as the core's NotificationRecord, in JSON (the doorbell's `record`). */
 const NOTIFICATION_RECORD = sql`json_build_object('id', w.id, 'notification', w.notification, 'deviceId', w.device_id,
-  'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'timestamp', w.timestamp,
+  'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'timestamp', coalesce(w.clock_ts, w.timestamp),
   'parameters', w.parameters::json, 'stamp', coalesce(w.clock_ts, w.timestamp))`
 
 /** A command row as the core's CommandRecord, in JSON (the doorbell's `record`). */
 const COMMAND_RECORD = sql`json_build_object('id', w.id, 'command', w.command, 'deviceId', w.device_id,
   'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'userId', w.user_id, 'parameters', w.parameters::json,
-  'lifetime', w.lifetime, 'status', w.status, 'result', w.result::json, 'timestamp', w.timestamp,
-  'lastUpdated', w.last_updated, 'isUpdated', w.is_updated = 1, 'stamp', coalesce(w.clock_ts, w.timestamp))`
+  'lifetime', w.lifetime, 'status', w.status, 'result', w.result::json, 'timestamp', coalesce(w.clock_ts, w.timestamp),
+  'lastUpdated', case when w.is_updated = 1 then w.last_updated else coalesce(w.clock_ts, w.timestamp) end,
+  'isUpdated', w.is_updated = 1, 'stamp', coalesce(w.clock_ts, w.timestamp))`
 
 /** Most rows per write statement (bounded statement size). */
 export const PG_WRITE_BATCH = 200
@@ -91,14 +96,14 @@ export async function pgInsertNotifications (db: Kysely<Database>, list: readonl
   const result = await sql<NotificationRow>`with input as (
       select * from unnest(${list.map((n) => n.notification)}::text[], ${list.map((n) => n.deviceId)}::text[],
         ${list.map((n) => n.networkId)}::bigint[], ${list.map((n) => n.deviceTypeId)}::bigint[],
-        ${list.map((n) => encodeJson(n.parameters))}::text[], ${list.map((n) => n.timestamp ?? null)}::bigint[])
-        with ordinality as i(notification, device_id, network_id, device_type_id, parameters, client_ts, ord)
-    ), d as (${draw('notification', list.length, now, ring)}),
+        ${list.map((n) => encodeJson(n.parameters))}::text[])
+        with ordinality as i(notification, device_id, network_id, device_type_id, parameters, ord)
+    ), d as (${draw('notification', list.length, batchClockReading(list, now), ring)}),
     w as (
       insert into notifications (id, notification, device_id, network_id, device_type_id, parameters, timestamp, clock_ts,
         stored_at, device_key)
       select d.first_id + i.ord - 1, i.notification, i.device_id, i.network_id, i.device_type_id, i.parameters,
-        coalesce(i.client_ts, d.first_stamp + i.ord - 1), d.first_stamp + i.ord - 1, ${now}::bigint,
+        d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, ${now}::bigint,
         (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
@@ -118,14 +123,14 @@ export async function pgInsertCommands (db: Kysely<Database>, list: readonly New
       select * from unnest(${list.map((c) => c.command)}::text[], ${list.map((c) => c.deviceId)}::text[],
         ${list.map((c) => c.networkId)}::bigint[], ${list.map((c) => c.deviceTypeId)}::bigint[], ${list.map((c) => c.userId)}::bigint[],
         ${list.map((c) => encodeJson(c.parameters))}::text[], ${list.map((c) => c.lifetime)}::integer[],
-        ${list.map((c) => c.status)}::text[], ${list.map((c) => encodeJson(c.result))}::text[], ${list.map((c) => c.timestamp ?? null)}::bigint[])
-        with ordinality as i(command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result, client_ts, ord)
-    ), d as (${draw('command', list.length, now, ring)}),
+        ${list.map((c) => c.status)}::text[], ${list.map((c) => encodeJson(c.result))}::text[])
+        with ordinality as i(command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result, ord)
+    ), d as (${draw('command', list.length, batchClockReading(list, now), ring)}),
     w as (
       insert into commands (id, command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result,
         timestamp, last_updated, is_updated, clock_ts, stored_at, device_key)
       select d.first_id + i.ord - 1, i.command, i.device_id, i.network_id, i.device_type_id, i.user_id, i.parameters, i.lifetime,
-        i.status, i.result, coalesce(i.client_ts, d.first_stamp + i.ord - 1), coalesce(i.client_ts, d.first_stamp + i.ord - 1), 0,
+        i.status, i.result, d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, 0,
         d.first_stamp + i.ord - 1, ${now}::bigint, (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *

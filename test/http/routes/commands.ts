@@ -37,14 +37,23 @@ t.test('POST /device/{id}/command answers 201 with the insert view; GET returns 
   t.same(Object.keys(got.body.parameters), ['b', 'a'], 'key order kept')
 })
 
-t.test('POST stores a client timestamp as given', async (t) => {
-  const h = await createTestApp(t)
+t.test('POST keeps a client timestamp the clock can take, in any accepted form; replaces any other (issue #23)', async (t) => {
+  let now = Date.UTC(2018, 4, 25, 7, 52, 54, 500)
+  const h = await createTestApp(t, { clock: { now: () => now } })
   const device = await addDevice(h)
   const res = await h.request('POST', `/device/${device}/command`, { body: { command: 'c', timestamp: '2018-05-25T09:52:54.123+02:00' } })
   t.equal(res.status, 201)
-  t.equal(res.body.timestamp, '2018-05-25T07:52:54.123')
-  const epoch = await h.request('POST', `/device/${device}/command`, { body: { command: 'c', timestamp: '1527241974123' } })
-  t.equal(epoch.body.timestamp, '2018-05-25T09:52:54.123')
+  t.equal(res.body.timestamp, '2018-05-25T07:52:54.123', 'a timestamp 377 ms behind the server is kept (DeviceHive tests send new Date())')
+  now = Date.UTC(2018, 4, 25, 7, 52, 54, 600)
+  const epoch = await h.request('POST', `/device/${device}/command`, { body: { command: 'c', timestamp: '1527234774300' } })
+  t.equal(epoch.body.timestamp, '2018-05-25T07:52:54.300', 'epoch milliseconds too')
+  const old = await h.request('POST', `/device/${device}/command`, { body: { command: 'c', timestamp: '2000-01-01T00:00:00.000' } })
+  t.equal(old.body.timestamp, '2018-05-25T07:52:54.600', 'an old one is replaced by the server time')
+  const future = await h.request('POST', `/device/${device}/command`, { body: { command: 'c', timestamp: '2018-05-25T07:52:54.700' } })
+  t.equal(future.body.timestamp, '2018-05-25T07:52:54.601', 'one ahead of the server clock is replaced too (the next free millisecond here)')
+  const again = await h.request('POST', `/device/${device}/command`, { body: { command: 'c', timestamp: '1527234774300' } })
+  t.equal(again.body.timestamp, '2018-05-25T07:52:54.602', 'one at or behind the last stamp gets the next free millisecond')
+  t.equal(again.body.lastUpdated, again.body.timestamp)
 })
 
 t.test('POST errors', async (t) => {
@@ -75,11 +84,15 @@ t.test('POST errors', async (t) => {
 })
 
 t.test('GET /device/{id}/command: newest first, filters, sort, paging', async (t) => {
-  const h = await createTestApp(t)
+  let now = Date.UTC(2020, 0, 1, 9)
+  const h = await createTestApp(t, { clock: { now: () => now }, tokenLifetimes: { accessMs: 86_400_000 } })
   const device = await addDevice(h)
   const other = await addDevice(h)
-  const insert = async (command: string, timestamp: string, status: string | null): Promise<number> =>
-    (await h.request('POST', `/device/${device}/command`, { body: { command, timestamp, status } })).body.id
+  // Each stored at the time it names: a client's timestamp is kept when the server clock can take it (issue #23).
+  const insert = async (command: string, timestamp: string, status: string | null): Promise<number> => {
+    now = Date.parse(`${timestamp}Z`)
+    return (await h.request('POST', `/device/${device}/command`, { body: { command, timestamp, status } })).body.id
+  }
   const a = await insert('alpha', '2020-01-01T10:00:00.000', 'Done')
   const b = await insert('beta', '2020-01-01T11:00:00.000', null)
   const c = await insert('alpha', '2020-01-01T12:00:00.000', 'pending')

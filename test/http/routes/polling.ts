@@ -151,7 +151,9 @@ t.test('command poll: limit, limit=0, strict cursor, updates do not wake ordinar
   now = Date.UTC(2020, 0, 1, 10, 0, 10)
   const limited = await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 3 } })
   t.same(limited.body.map((c: { id: number }) => c.id), ids.slice(0, 3), 'the oldest `limit` items')
-  t.same((await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 0, waitTimeout: 0 } })).body, [])
+  // limit=0 is no limit (§7.3, as Java 3.x): the Python client sends it on every poll after its probe.
+  const unlimited = await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2019-01-01', limit: 0, waitTimeout: 0 } })
+  t.same(unlimited.body.map((c: { id: number }) => c.id), ids, 'limit=0 answers the whole backlog')
   const same = await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: '2020-01-01T10:00:04.000', waitTimeout: 0 } })
   t.same(same.body, [], 'should not return command with the same timestamp')
 
@@ -213,9 +215,13 @@ t.test('R7: a command past its lifetime is not handed to pollers; queries still 
   t.equal((await h.request('GET', `/device/${device}/command`)).body.length, 3, 'queries list it')
   t.equal((await h.request('GET', `/device/${device}/command/${short}`)).status, 200)
 
+  // The lifetime counts from the server's time (issue #23): a client timestamp 10 s old does not expire it at birth.
   const live = await parked(h, () => h.request('GET', `/device/${device}/command/poll`, { query: { waitTimeout: 1 } }))
-  await h.request('POST', `/device/${device}/command`, { body: { command: 'stale', lifetime: 1, timestamp: String(now - 10_000) } })
-  t.same((await live.result).body, [], 'an already expired command is not delivered live either')
+  const stale = (await h.request('POST', `/device/${device}/command`, { body: { command: 'stale', lifetime: 1, timestamp: String(now - 10_000) } })).body.id
+  t.same((await live.result).body.map((c: { id: number }) => c.id), [stale], 'an old client timestamp does not expire a command at birth')
+  now += 2000
+  t.same((await h.request('GET', `/device/${device}/command/poll`, { query: { timestamp: from, waitTimeout: 0 } })).body.map((c: { id: number }) => c.id),
+    [forever, updated], 'it expires a lifetime after the server stamped it')
 })
 
 t.test('R3: $device-add / $device-update only reach polls that name them', async (t) => {
