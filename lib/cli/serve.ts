@@ -10,6 +10,7 @@ import { createLoggerOptions } from './logger.js'
 import { keepYoungGenerationSmall } from './memory-tuning.js'
 import { describeLocation } from '../store/open-store.js'
 import type { CliIo } from './create-cli.js'
+import { checkAdminPassword, checkBasePath } from './serve-checks.js'
 
 export interface ServeOptions {
   port: number
@@ -43,6 +44,8 @@ export interface ServeOptions {
 }
 
 export async function runServe (options: ServeOptions, io: CliIo): Promise<void> {
+  checkBasePath(options.basePath)
+  checkAdminPassword(options.adminPassword)
   keepYoungGenerationSmall()
   const server = await startServer({
     db: options.db,

@@ -50,16 +50,26 @@ async function connect (options: SimulateOptions): Promise<{ client: RestClient,
   return { client: createRestClient({ url: options.url, ...tokens }), token: tokens.accessToken }
 }
 
+/**
+ * fetch's own message for a network failure is only `fetch failed`; its cause says why
+ * (`connect ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND`). Other errors pass unchanged.
+ */
+export function describeFailure (error: unknown, url: string): Error {
+  if (!(error instanceof TypeError) || error.cause === undefined) return error instanceof Error ? error : new Error(String(error))
+  const cause = error.cause instanceof Error ? error.cause.message : String(error.cause)
+  return new Error(`cannot reach ${url} (${cause}): is the server running, and is --url its REST base URL?`, { cause: error })
+}
+
 /** Runs the fleet until `duration` passes or `stop` aborts; resolves with the summary. */
 export async function runSimulation (options: SimulateOptions, io: CliIo, stop: AbortSignal): Promise<SimulateSummary> {
-  const { client, token } = await connect(options)
+  const { client, token } = await connect(options).catch((error: unknown) => { throw describeFailure(error, options.url) })
   const started = performance.now()
   let notifications = 0
   let errors = 0
   let lastError = ''
   const onError = (error: unknown): void => {
     errors++
-    lastError = error instanceof Error ? error.message : String(error)
+    lastError = describeFailure(error, options.url).message
   }
   const ids = Array.from({ length: options.devices }, (_, i) => `${options.prefix}${i + 1}`)
   const devices: SimulatedDevice[] = []
@@ -75,7 +85,7 @@ export async function runSimulation (options: SimulateOptions, io: CliIo, stop: 
   const timer = setInterval(() => progress(false), options.progressMs ?? 1000)
 
   try {
-    const info = await client.info()
+    const info = await client.info().catch((error: unknown) => { throw describeFailure(error, options.url) })
     const since = info.serverTimestamp
     for (const id of ids) {
       if (stop.aborted) break

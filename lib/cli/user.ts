@@ -8,7 +8,6 @@
  * and printed once. A password change increments the user's token version: tokens issued before
  * it stop working. An unlock revives none (the lock already revoked them).
  */
-import { existsSync } from 'node:fs'
 import type { Command } from 'commander'
 import { Option } from 'commander'
 import { generatePassword, hashPassword } from '../core/auth/passwords.js'
@@ -17,7 +16,7 @@ import type { UserRecord } from '../core/users/user-ports.js'
 import { UserRole, UserStatus } from '../core/users/user-ports.js'
 import { UserMessages } from '../core/users/user-service.js'
 import type { KyselyStore } from '../store/kysely-store.js'
-import { describeLocation, isPostgresUrl, openStore } from '../store/open-store.js'
+import { openStore } from '../store/open-store.js'
 import type { CliIo } from './create-cli.js'
 
 const ROLE_NAMES: Record<number, string> = { [UserRole.Administrator]: 'admin', [UserRole.Client]: 'client' }
@@ -25,10 +24,7 @@ const STATUS_NAMES: Record<number, string> = { [UserStatus.Active]: 'active', [U
 
 /** Opens an existing database; a SQLite path that does not exist is an error, not a new file. */
 async function openExisting (location: string): Promise<KyselyStore> {
-  if (!isPostgresUrl(location) && location !== ':memory:' && !existsSync(location)) {
-    throw new Error(`Database ${describeLocation(location)} does not exist (start the server once, or run devicehub migrate, to create it)`)
-  }
-  return openStore(location)
+  return openStore(location, { mustExist: true })
 }
 
 async function withStore<T> (location: string, fn: (store: KyselyStore) => Promise<T>): Promise<T> {

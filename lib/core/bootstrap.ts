@@ -24,7 +24,11 @@ export interface BootstrapResult {
 const MARKER = 'bootstrap.completed'
 const JWT_SECRET = 'jwt.secret'
 
-export async function ensureInitialData (store: Store, options: BootstrapOptions = {}): Promise<BootstrapResult> {
+/**
+ * Throws when the admin's login or password cannot be used; `createDeviceHub` calls it at once,
+ * so a bad password is refused before a server listens, not when a deferred bootstrap runs.
+ */
+export function checkBootstrapOptions (options: BootstrapOptions = {}): string {
   const adminLogin = (options.adminLogin ?? 'dhadmin').trim()
   if (adminLogin.length < 3 || adminLogin.length > 128) {
     throw new Error('The admin login must have 3 to 128 characters')
@@ -32,6 +36,11 @@ export async function ensureInitialData (store: Store, options: BootstrapOptions
   if (options.adminPassword !== undefined && (options.adminPassword.length < 6 || options.adminPassword.length > 128)) {
     throw new Error('The admin password must have 6 to 128 characters')
   }
+  return adminLogin
+}
+
+export async function ensureInitialData (store: Store, options: BootstrapOptions = {}): Promise<BootstrapResult> {
+  const adminLogin = checkBootstrapOptions(options)
   if ((await store.secrets.get(MARKER)) !== undefined) return { created: false, adminLogin }
   const password = options.adminPassword ?? generatePassword()
   const passwordHash = await hashPassword(password)

@@ -8,7 +8,7 @@ import { createJwtCodec } from './auth/jwt.js'
 import type { JwtKeyDerivation } from './auth/jwt-key.js'
 import { jwtKeyWarning } from './auth/jwt-key.js'
 import type { BootstrapResult } from './bootstrap.js'
-import { ensureInitialData, resolveJwtSecret } from './bootstrap.js'
+import { checkBootstrapOptions, ensureInitialData, resolveJwtSecret } from './bootstrap.js'
 import type { CommandService } from './commands/command-service.js'
 import { createCommandService } from './commands/command-service.js'
 import type { ConfigurationService } from './configuration/configuration-service.js'
@@ -148,6 +148,7 @@ export interface DeviceHub {
  */
 export async function createDeviceHub (options: DeviceHubOptions): Promise<DeviceHub> {
   const { store } = options
+  checkBootstrapOptions({ adminLogin: options.admin?.login, adminPassword: options.admin?.password })
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? silentLogger
   const doorbell = options.doorbell ?? createMemoryDoorbell()

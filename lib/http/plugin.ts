@@ -13,6 +13,7 @@ import type { DeviceHub } from '../core/devicehub.js'
 import { installAuthHook } from './auth-hook.js'
 import { installJsonParser } from './content-types.js'
 import { installCors } from './cors.js'
+import { redirectToTrailingSlash } from './docs-redirect.js'
 import { installErrorHandler } from './error-handler.js'
 import { installNotFoundHandler } from './method-not-allowed.js'
 import { installReadinessGate } from './readiness-gate.js'
@@ -103,7 +104,9 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
   }
   instance.addSchema(ErrorBody)
   if (options.docs !== false) {
-    await instance.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true })
+    await instance.register(swaggerUi, {
+      routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true, uiHooks: { onRequest: redirectToTrailingSlash }
+    })
   }
 
   app.options('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(200).send())

@@ -38,7 +38,7 @@ export function lockDatabaseFile (database: string): FileLock {
       }
       return ownedLock(path, me)
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw lockFileError(database, path, error as NodeJS.ErrnoException)
     }
     const owner = readOwner(path)
     if (owner !== undefined && isAlive(owner)) {
@@ -54,6 +54,21 @@ export function lockDatabaseFile (database: string): FileLock {
     }
   }
   throw new Error(`Could not lock ${database} (lock file ${path})`)
+}
+
+/** The operator's words for why the lock file could not be written (the raw error names only `<file>.lock`). */
+function lockFileError (database: string, path: string, error: NodeJS.ErrnoException): Error {
+  const why: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+    EROFS: 'the file system is read-only',
+    ENOENT: 'its directory does not exist',
+    ENOTDIR: 'its directory is not a directory'
+  }
+  const reason = why[error.code ?? '']
+  if (reason === undefined) return error
+  return new Error(`Cannot use the database ${database}: its lock file ${path} cannot be created (${reason}); ` +
+    'devicehub needs write access to the database\'s directory', { cause: error })
 }
 
 function ownedLock (path: string, me: LockOwner): FileLock {

@@ -2,11 +2,13 @@
  * Opens the store a location names: a SQLite file path or `:memory:`, or a `postgres://`
  * (`postgresql://`) URL. The PostgreSQL dialect (and `pg`) is loaded only for a URL.
  */
-import { existsSync } from 'node:fs'
 import type { KyselyStore } from './kysely-store.js'
 import type { Durability } from './durability.js'
 import { openSqliteStore } from './dialects/sqlite.js'
 import { lockDatabaseFile } from './file-lock.js'
+import { checkStoreLocation } from './location-check.js'
+
+export { describeLocation } from './location-check.js'
 
 export interface OpenStoreOptions {
   /** Run pending migrations (default true). */
@@ -37,12 +39,10 @@ export function isPostgresUrl (location: string): boolean {
  * const shared = await openStore('postgres://devicehub@db:5432/devicehub', { migrate: false })
  */
 export async function openStore (location: string, options: OpenStoreOptions = {}): Promise<KyselyStore> {
+  checkStoreLocation(location, { mustExist: options.mustExist })
   if (isPostgresUrl(location)) {
     const { openPostgresStore } = await import('./dialects/postgres.js')
     return openPostgresStore(location, { migrate: options.migrate, durability: options.durability })
-  }
-  if (options.mustExist === true && isSqliteFile(location) && !existsSync(location)) {
-    throw new Error(`No database at ${location}: check --db (or DEVICEHUB_DB); 'devicehub serve' creates a new one`)
   }
   const lock = options.lock === true && isSqliteFile(location) ? lockDatabaseFile(location) : undefined
   try {
@@ -60,11 +60,9 @@ export async function openStore (location: string, options: OpenStoreOptions = {
     })
   } catch (error) {
     lock?.release()
+    if ((error as { code?: unknown }).code === 'SQLITE_NOTADB') {
+      throw new Error(`${location} is not a SQLite database: give the path of a devicehub database, or of a new file`, { cause: error })
+    }
     throw error
   }
-}
-
-/** A location safe to print: the password of a URL is masked. */
-export function describeLocation (location: string): string {
-  return location.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1****@')
 }

@@ -24,7 +24,7 @@ t.test('devicehub user: create, list, passwd, unlock on the database directly', 
 
   const missing = await run(['user', 'list', '--db', join(dir, 'nope.db')])
   t.equal(missing.code, 1, 'a database file that does not exist is refused')
-  t.match(missing.err, /does not exist/)
+  t.match(missing.err, /No database at .*nope\.db: check --db/, 'in the same words as token')
   t.notOk(existsSync(join(dir, 'nope.db')), 'and not created')
 
   t.equal((await run(['migrate', '--db', db])).code, 0)

@@ -70,7 +70,11 @@ t.test('readiness answers 503 when the store fails, the doorbell is down, or the
 
 t.test('Swagger UI at {base}/docs, describing the API', async (t) => {
   const h = await createTestApp(t)
-  const page = await h.app.inject({ method: 'GET', url: '/api/rest/docs' })
+  // The printed URL has no trailing slash: a redirect to the page, whose assets are relative to it.
+  const printed = await h.app.inject({ method: 'GET', url: '/api/rest/docs' })
+  t.equal(printed.statusCode, 302)
+  t.equal(printed.headers.location, 'docs/')
+  const page = await h.app.inject({ method: 'GET', url: '/api/rest/docs/' })
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /text\/html/)
   t.match(page.body, /swagger/i)
