@@ -4,9 +4,13 @@
  * instance) on 4 devices, one plugin on instance A subscribed to every notification: every
  * insert answered 201 must reach the plugin, exactly once. Writes draw ids before they commit,
  * and commits of both instances (and of the two insert lanes of each) land in any order, so a
- * feed read past the doorbell's mark used to deliver id n+1 and move past n for good.
+ * feed read past the doorbell's mark used to deliver id n+1 and move past n for good. The same
+ * load on one SQLite instance guards the other dialect.
  */
+import t from 'tap'
+import type { Test } from 'tap'
 import { WebSocket } from 'ws'
+import type { RunningServer } from '../../../lib/start-server.js'
 import { startServer } from '../../../lib/start-server.js'
 import { call } from '../../fixtures/messaging.js'
 import { createTestDatabase, postgresTest } from '../../fixtures/pg-database.js'
@@ -17,13 +21,9 @@ const DEVICES = ['feed-0', 'feed-1', 'feed-2', 'feed-3']
 /** Inserts in all (the issue's reproduction used 2,000). */
 const TOTAL = Number(process.env.DEVICEHUB_FEED_TEST_TOTAL ?? 2_000)
 
-postgresTest('two instances, 8 REST writers: a plugin receives every notification id exactly once', async (t, adminUrl) => {
-  const db = await createTestDatabase(t, adminUrl)
-  const options = { db, jwtSecret: 'two-instance-feed-secret', admin: { password: 'two-instance-feed-pass' } }
-  const a = await startServer(options)
-  t.teardown(() => a.close())
-  const b = await startServer(options)
-  t.teardown(() => b.close())
+/** Writes TOTAL notifications through `servers` (writers spread evenly); a plugin on the first must get each id once. */
+async function everyIdOnce (t: Test, servers: RunningServer[]): Promise<void> {
+  const [a] = servers as [RunningServer]
   const token = (await a.adminTokens()).accessToken
   for (const id of DEVICES) t.equal((await call(`${a.url}/device/${id}`, token, { method: 'PUT', body: { name: id } })).status, 204)
   const plugin = (await call(`${a.url}/plugin?returnNotifications=true`, token, { method: 'POST', body: { name: 'feed' } })).body
@@ -37,9 +37,8 @@ postgresTest('two instances, 8 REST writers: a plugin receives every notificatio
 
   const written: number[] = []
   const failures: string[] = []
-  const bases = [a.url, b.url]
   await Promise.all(Array.from({ length: WRITERS }, async (_, w) => {
-    const base = bases[w % 2]!
+    const base = servers[w % servers.length]!.url
     for (let i = w; i < TOTAL; i += WRITERS) {
       const device = DEVICES[i % DEVICES.length]!
       const res = await call(`${base}/device/${device}/notification`, token, { method: 'POST', body: { notification: 'tick', parameters: { w, i } } })
@@ -64,4 +63,20 @@ postgresTest('two instances, 8 REST writers: a plugin receives every notificatio
   t.same(missing, [], 'no notification id lost')
   t.equal(received.length, got.size, 'no id delivered twice')
   t.same(received, [...received].sort((x, y) => x - y), 'delivered in id (draw) order')
+}
+
+postgresTest('two instances, 8 REST writers: a plugin receives every notification id exactly once', async (t, adminUrl) => {
+  const db = await createTestDatabase(t, adminUrl)
+  const options = { db, jwtSecret: 'two-instance-feed-secret', admin: { password: 'two-instance-feed-pass' } }
+  const a = await startServer(options)
+  t.teardown(() => a.close())
+  const b = await startServer(options)
+  t.teardown(() => b.close())
+  await everyIdOnce(t, [a, b])
+})
+
+t.test('one SQLite instance, 8 REST writers: a plugin receives every notification id exactly once', async (t) => {
+  const server = await startServer({ db: ':memory:', jwtSecret: 'sqlite-feed-secret', admin: { password: 'sqlite-feed-pass' } })
+  t.teardown(() => server.close())
+  await everyIdOnce(t, [server])
 })
