@@ -125,6 +125,15 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     if (mark === undefined) return store.feed.position()
     return Promise.resolve({ notification: mark.notification, command: mark.command, update: mark.clock })
   }
+  /**
+   * Where a new subscription or activation starts: the feed position once the mark holds this
+   * process's acknowledged writes (at most a short wait), so a write answered before the call is
+   * not delivered as if it came after it.
+   */
+  async function startPosition (): Promise<FeedPosition> {
+    await doorbell.caughtUp?.()
+    return feedPosition()
+  }
   const channels = new Map<number, Channel>()
   /** Feed positions of activations made by this instance, by plugin id. */
   const activations = new Map<number, Activation>()
@@ -153,7 +162,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     const known = activations.get(pluginId)
     if (known !== undefined && known.subscriptionId === subscriptionId) return known.position
     // Made by another instance: the best this one can do is now.
-    const position = feedPosition()
+    const position = startPosition()
     activations.set(pluginId, { subscriptionId, position })
     return position
   }
@@ -355,7 +364,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         consumer = joined
       } else {
         const plugin = await store.plugins.findById(channel.pluginId)
-        const position = options.after ?? await feedPosition()
+        const position = options.after ?? await startPosition()
         const activation = plugin?.status === PluginStatus.ACTIVE ? plugin.subscriptionId ?? 0 : null
         // The group may have been formed while this one read.
         const raced = options.group === undefined ? undefined : channel.groups.get(options.group)
@@ -420,7 +429,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       if (activating) {
         write.subscriptionId = randomInt(1, 2 ** 48)
         // Taken before the change commits: every event after the activation follows.
-        const position = feedPosition()
+        const position = startPosition()
         position.catch(() => undefined)
         activations.set(plugin.id, { subscriptionId: write.subscriptionId, position })
         await position
