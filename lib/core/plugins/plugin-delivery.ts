@@ -114,11 +114,25 @@ interface Activation {
 export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   const { store, doorbell, logger } = ctx
 
-  /** Where the feed stands: the doorbell's mark where commits land out of order, else the store's. */
+  /**
+   * Where the feed stands, below which everything is committed: the doorbell's mark where commits
+   * land out of draw order (PostgreSQL doorbell), else the store's position (commits follow the
+   * draw). Reads stop there and positions never pass it, so an id drawn but not yet committed is
+   * never skipped (issue #24).
+   */
   function feedPosition (): Promise<FeedPosition> {
     const mark = doorbell.mark?.()
     if (mark === undefined) return store.feed.position()
     return Promise.resolve({ notification: mark.notification, command: mark.command, update: mark.clock })
+  }
+  /**
+   * Where a new subscription or activation starts: the feed position once the mark holds this
+   * process's acknowledged writes (at most a short wait), so a write answered before the call is
+   * not delivered as if it came after it.
+   */
+  async function startPosition (): Promise<FeedPosition> {
+    await doorbell.caughtUp?.()
+    return feedPosition()
   }
   const channels = new Map<number, Channel>()
   /** Feed positions of activations made by this instance, by plugin id. */
@@ -148,7 +162,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     const known = activations.get(pluginId)
     if (known !== undefined && known.subscriptionId === subscriptionId) return known.position
     // Made by another instance: the best this one can do is now.
-    const position = feedPosition()
+    const position = startPosition()
     activations.set(pluginId, { subscriptionId, position })
     return position
   }
@@ -288,12 +302,18 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       // so a plugin whose filter rarely matches does not read the same rows again and again.
       const mark = await feedPosition()
       const [notifications, commands, updates] = await Promise.all([
-        // Bounded by the mark: the three reads are not one snapshot, and what commits during them waits for the next pass.
+        // Bounded by the mark: above it a row may sit past an id still being written (taking it would
+        // skip that id), and the three reads are not one snapshot; what commits meanwhile waits for the next pass.
         filter.kinds.has('notification') ? store.feed.notifications({ selector, after: start.notification, upTo: mark.notification, limit: PAGE }) : [],
         filter.kinds.has('command') ? store.feed.commands({ selector, after: start.command, upTo: mark.command, limit: PAGE }) : [],
         filter.kinds.has('command-update') ? store.feed.updates({ selector, after: start.update, upTo: mark.update, limit: PAGE }) : []
       ])
-      const { items, complete } = mergeByCommit(notifications, commands, updates)
+      // The same bound again, for a store that would not honour `upTo`: the position must never pass the mark.
+      const { items, complete } = mergeByCommit(
+        notifications.filter((n) => n.id <= mark.notification),
+        commands.filter((c) => c.id <= mark.command),
+        updates.filter((c) => c.lastUpdated <= mark.update)
+      )
       let { notification, command, update } = start
       for (const item of items) {
         if (this.closed || this.members.length === 0) return false
@@ -344,7 +364,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         consumer = joined
       } else {
         const plugin = await store.plugins.findById(channel.pluginId)
-        const position = options.after ?? await feedPosition()
+        const position = options.after ?? await startPosition()
         const activation = plugin?.status === PluginStatus.ACTIVE ? plugin.subscriptionId ?? 0 : null
         // The group may have been formed while this one read.
         const raced = options.group === undefined ? undefined : channel.groups.get(options.group)
@@ -409,7 +429,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       if (activating) {
         write.subscriptionId = randomInt(1, 2 ** 48)
         // Taken before the change commits: every event after the activation follows.
-        const position = feedPosition()
+        const position = startPosition()
         position.catch(() => undefined)
         activations.set(plugin.id, { subscriptionId: write.subscriptionId, position })
         await position

@@ -5,8 +5,11 @@
  *
  * A position has one component per kind: the last notification id, the last command id and the
  * last command-update stamp (`lastUpdated`, which always comes from the message clock). Ids and
- * update stamps are handed out under the message clock's row lock, so each component grows in
- * commit order on every dialect.
+ * update stamps grow in draw order, but they are drawn before their rows commit, and on PostgreSQL
+ * commits land in any order: `id > after` alone is not a commit-ordered cursor. A read is
+ * therefore bounded by `upTo`, a position below which everything is committed (the ordering
+ * doorbell's mark, or `position()` where commits follow the draw); a reader never moves past it,
+ * so an id drawn but not yet committed is never skipped (issue #24).
  */
 import type { CommandRecord } from '../commands/command-ports.js'
 import type { NotificationRecord } from '../notifications/notification-ports.js'
@@ -27,22 +30,27 @@ export interface FeedQuery {
   /** Items strictly after this component of the position. */
   after: number
   /**
-   * And at most this component (the position taken before the read). Without it, a read of one
-   * kind could see a row committed after the read of another kind: a command's update before
-   * its insert, on a database where the reads of one pass are not one snapshot (PostgreSQL).
+   * And at most this component of a position taken before the read, below which everything is
+   * committed (`Doorbell.mark()`, else `position()`). Required: above it a row may sit past an id
+   * still being written (a reader taking it would skip that id), and a read of one kind could see
+   * a row committed after the read of another kind (a command's update before its insert).
    */
-  upTo?: number
+  upTo: number
   limit: number
 }
 
 export interface MessageFeedRepository {
-  /** Where the feed stands now: anything committed later is after it. */
+  /**
+   * Where the feed stands now, for a store whose writes commit in draw order (SQLite; PostgreSQL
+   * without the PostgreSQL doorbell): everything at or below it is committed, anything committed
+   * later is after it. Over the PostgreSQL doorbell, readers take the doorbell's mark instead.
+   */
   position(): Promise<FeedPosition>
-  /** Notifications with `id > after`, by id. */
+  /** Notifications with `after < id <= upTo`, by id. */
   notifications(query: FeedQuery): Promise<NotificationRecord[]>
-  /** Commands with `id > after`, by id (their current row). */
+  /** Commands with `after < id <= upTo`, by id (their current row). */
   commands(query: FeedQuery): Promise<CommandRecord[]>
-  /** Updated commands with `lastUpdated > after`, by `lastUpdated` (each command's latest update). */
+  /** Updated commands with `after < lastUpdated <= upTo`, by `lastUpdated` (each command's latest update). */
   updates(query: FeedQuery): Promise<CommandRecord[]>
 }
 

@@ -51,6 +51,9 @@ t.test('the delivered JSON of a notification insert, a command insert and a comm
   const c = await subscribed(p, plugin)
   const nid = await notify(p, dev, 'temperature', { value: 21.5 })
   const cid = await command(p, dev, 'switch-on', { parameters: { port: 3 } })
+  // Delivery still reads a command's current row (issue #24: it should send the record its
+  // event carries), so the update waits for the insert's delivery: this test pins the wire form.
+  await c.waitDeliveries(2)
   await updateCommand(p, dev, cid, { status: 'done', result: { ok: true } })
   const [n, ci, cu] = await c.waitDeliveries(3)
 
