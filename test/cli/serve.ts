@@ -134,5 +134,6 @@ t.test('devicehub refuses bad flags with a message', async (t) => {
   }
   const migrate = runCli(['migrate', '--db', ':memory:'])
   t.equal(await migrate.exited, 0)
-  t.match(migrate.stdout(), /up to date/)
+  // A new database (`:memory:` always is) says what it created, not that it was up to date (#27).
+  t.match(migrate.stdout(), /was empty: created every table/)
 })
