@@ -119,7 +119,8 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   try {
     app = await buildServer({
       publicUrl: options.publicUrl,
-      hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, trustProxy: options.trustProxy, metrics: options.metrics, console: options.console
+      hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, trustProxy: options.trustProxy,
+      metrics: options.metrics, console: options.console
     })
   } catch (error) {
     await hub.close()

@@ -41,7 +41,10 @@ function integer (min: number, max: number) {
   }
 }
 
-/** `--trust-proxy`: addresses and CIDR ranges (Fastify's `trustProxy`), or true for any (only when nothing reaches devicehub past the proxy). */
+/**
+ * `--trust-proxy`: addresses and CIDR ranges (Fastify's `trustProxy`), or true for any (only when
+ * nothing reaches devicehub past the proxy).
+ */
 function trustProxy (value: string): boolean | string {
   const text = value.trim()
   if (/^(true|false)$/i.test(text)) return text.toLowerCase() === 'true'

@@ -40,7 +40,12 @@ export async function migrateStore (location: string, io: CliIo): Promise<void> 
   const applied = after.filter((name) => !before.includes(name))
   const range = applied.length === 1 ? applied[0] : `${applied[0]} … ${applied.at(-1)}`
   if (isNewFile) io.out(`Created database ${where}: applied ${applied.length} migrations (${range}).`)
-  else if (applied.length === 0) io.out(`Database ${where} is up to date (${after.length} migrations, the last ${after.at(-1)}); nothing to apply.`)
+  else if (applied.length === 0) {
+    io.out(`Database ${where} is up to date (${after.length} migrations, the last ${after.at(-1)}); nothing to apply.`)
+  }
   else if (before.length === 0) io.out(`Database ${where} was empty: created every table (${applied.length} migrations, ${range}).`)
-  else io.out(`Database ${where}: applied ${applied.length} pending migration${applied.length === 1 ? '' : 's'} (${range}); it is up to date.`)
+  else {
+    const count = `${applied.length} pending migration${applied.length === 1 ? '' : 's'}`
+    io.out(`Database ${where}: applied ${count} (${range}); it is up to date.`)
+  }
 }

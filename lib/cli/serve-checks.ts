@@ -37,6 +37,7 @@ export function checkBasePath (path: string): void {
 export function checkAdminPassword (password: string | undefined): void {
   if (password === undefined) return
   if (password.length < 6 || password.length > 128) {
-    throw new Error(`--admin-password (DEVICEHUB_ADMIN_PASSWORD): the admin password must have 6 to 128 characters (this one has ${password.length})`)
+    throw new Error('--admin-password (DEVICEHUB_ADMIN_PASSWORD): the admin password must have 6 to 128 characters ' +
+      `(this one has ${password.length})`)
   }
 }

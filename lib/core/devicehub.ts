@@ -200,7 +200,9 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
       return initialisation.done
     },
     whenInitialised: () => initialisation.settled(),
-    health: () => checkHealth({ store, doorbell, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done }),
+    health: () => checkHealth({
+      store, doorbell, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done
+    }),
     stats: recorder.stats,
     tokens: auth,
     info: createInfoService({ clock, cluster: options.cluster, describeStore: () => `storage: ${store.dialect}` }),

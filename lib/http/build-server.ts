@@ -11,7 +11,7 @@ import type { MetricsOptions } from './metrics.js'
 import { installMetrics } from './metrics.js'
 import { devicehubPlugin } from './plugin.js'
 import type { PluginProxyOptions } from './plugin-proxy/route.js'
-import { parsePublicUrl } from './public-origin.js'
+import { originPolicy } from './public-origin.js'
 import { OneLinePerRequest } from './request-log.js'
 import type { WebSocketOptions } from './websocket/websocket-routes.js'
 import { webSocketRegistry } from './websocket/registry.js'
@@ -178,8 +178,10 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
   // The URL /info reports (`<context>/websocket`) and the `/websocket` alias (auth spec §0).
   const context = basePath.replace(/\/rest$/, '')
   const paths = [...new Set([`${context}/websocket`, '/websocket'])].filter((path) => path !== `${basePath}/websocket`)
-  const origin = { publicUrl: options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl), trustProxy: Boolean(options.trustProxy) }
-  await app.register(devicehubWebSocketPlugin, { ...options.webSocket, hub: options.hub, basePath, paths, startupWaitMs: options.startupWaitMs, origin })
+  const origin = originPolicy(options.publicUrl, options.trustProxy)
+  await app.register(devicehubWebSocketPlugin, {
+    ...options.webSocket, hub: options.hub, basePath, paths, startupWaitMs: options.startupWaitMs, origin
+  })
   if (metrics !== undefined) {
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
       return reply.type(metrics.registry.contentType).header('cache-control', 'no-store').send(await metrics.registry.metrics())

@@ -49,7 +49,8 @@ export function readFrame (data: FrameData, limits: FrameLimits): InboundFrame {
   if (bytes > limits.maxBytes) return { kind: 'too-big', bytes }
   const maxDepth = limits.maxDepth ?? MAX_JSON_DEPTH
   if (jsonTooDeep(text, maxDepth)) {
-    return { kind: 'too-deep', message: maxDepth === MAX_JSON_DEPTH ? JSON_TOO_DEEP : `JSON value is nested too deeply: at most ${maxDepth} levels`, bytes }
+    const message = maxDepth === MAX_JSON_DEPTH ? JSON_TOO_DEEP : `JSON value is nested too deeply: at most ${maxDepth} levels`
+    return { kind: 'too-deep', message, bytes }
   }
   try {
     return { kind: 'json', value: JSON.parse(text), bytes }

@@ -26,8 +26,7 @@ import { installSerializer, installValidator } from './validation.js'
 import type { PluginProxyOptions } from './plugin-proxy/route.js'
 import { pluginProxyRoute } from './plugin-proxy/route.js'
 import { contextPath } from './websocket-url.js'
-import type { OriginPolicy } from './public-origin.js'
-import { parsePublicUrl } from './public-origin.js'
+import { originPolicy } from './public-origin.js'
 import type { WebSocketOptions } from './websocket/websocket-routes.js'
 import { DEFAULT_MAX_PAYLOAD, ensureWebSocketSupport, installWebSocketRoute } from './websocket/websocket-routes.js'
 import { webSocketRegistry } from './websocket/registry.js'
@@ -66,10 +65,6 @@ export interface DeviceHubPluginOptions {
   trustProxy?: boolean
 }
 
-function originPolicy (options: DeviceHubPluginOptions): OriginPolicy {
-  return { publicUrl: options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl), trustProxy: options.trustProxy === true }
-}
-
 /** The REST surface, encapsulated under the REST base. */
 const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, options) => {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>() as unknown as App
@@ -87,7 +82,8 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
   instance.addHook('preClose', async () => hub.releaseWaiters())
   // One warning per login and window when many addresses fail it (never the password).
   const stopWatching = hub.tokens.watchGuessing(({ login, addresses, failures, windowMs }) => {
-    instance.log.warn({ login, addresses, failures, windowMinutes: windowMs / 60_000 }, 'distributed login guessing: one login failed from many addresses')
+    const fields = { login, addresses, failures, windowMinutes: windowMs / 60_000 }
+    instance.log.warn(fields, 'distributed login guessing: one login failed from many addresses')
   })
   instance.addHook('onClose', async () => stopWatching())
 
@@ -112,7 +108,7 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
   app.options('/*', { schema: { hide: true } }, async (_request, reply) => reply.code(200).send())
   app.get('/openapi.json', { schema: { hide: true } }, async () => instance.swagger())
 
-  const origin = originPolicy(options)
+  const origin = originPolicy(options.publicUrl, options.trustProxy)
   infoRoutes(app, hub, { basePath, webSocketUrl: options.webSocketUrl, pluginProxyUrl: options.pluginProxy?.url, origin })
   healthRoutes(app, hub)
   for (const register of routeModules) register(app, hub)

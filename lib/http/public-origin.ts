@@ -43,6 +43,17 @@ export function parsePublicUrl (value: string): string {
   return url.origin
 }
 
+/**
+ * The policy from the options a server or plugin is given: the public URL checked, the proxy
+ * headers used only when a proxy is trusted (any truthy `trustProxy`, addresses included).
+ *
+ * @example
+ * originPolicy(undefined, false) // { publicUrl: undefined, trustProxy: false }
+ */
+export function originPolicy (publicUrl: string | undefined, trustProxy: unknown): OriginPolicy {
+  return { publicUrl: publicUrl === undefined ? undefined : parsePublicUrl(publicUrl), trustProxy: Boolean(trustProxy) }
+}
+
 /** `host:port` of the connection's local end (IPv6 in brackets, an IPv4-mapped address as IPv4). */
 function localAuthority (request: FastifyRequest): string | undefined {
   const { localAddress, localPort } = request.raw.socket ?? {}
@@ -67,7 +78,8 @@ export function requestOrigin (request: FastifyRequest, policy: OriginPolicy, ki
     authority = url.host
   } else {
     const trustedHost = policy.trustProxy === true && HOST.test(request.host) ? request.host : undefined
-    secure = policy.trustProxy === true ? request.protocol === 'https' : (request.raw.socket as { encrypted?: boolean } | undefined)?.encrypted === true
+    const socket = request.raw.socket as { encrypted?: boolean } | undefined
+    secure = policy.trustProxy === true ? request.protocol === 'https' : socket?.encrypted === true
     authority = trustedHost ?? localAuthority(request) ?? 'localhost'
   }
   const scheme = kind === 'ws' ? (secure ? 'wss' : 'ws') : (secure ? 'https' : 'http')

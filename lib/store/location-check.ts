@@ -47,7 +47,8 @@ export function checkStoreLocation (location: string, options: { mustExist?: boo
   if (options.mustExist === true) throw new Error(missingDatabaseMessage(location))
   const directory = dirname(file)
   if (!existsSync(directory)) {
-    throw new Error(`Cannot create the database ${location}: the directory ${directory} does not exist (create it first, or choose another path)`)
+    throw new Error(`Cannot create the database ${location}: the directory ${directory} does not exist ` +
+      '(create it first, or choose another path)')
   }
   if (!statSync(directory).isDirectory()) {
     throw new Error(`Cannot create the database ${location}: ${directory} is not a directory`)

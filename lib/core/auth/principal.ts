@@ -147,7 +147,9 @@ export function grantsOf (principal: UserPrincipal): PluginGrants {
  * Builds the principal of a plugin token: the plugin's scope ({@link pluginScope}), the
  * token's actions without the user-management ones (§4.1 as revised by D11).
  */
-export function createPluginPrincipal (plugin: PluginRecord, owner: UserRecord, token: PluginTokenPayload, assignments: Assignments): PluginPrincipal {
+export function createPluginPrincipal (
+  plugin: PluginRecord, owner: UserRecord, token: PluginTokenPayload, assignments: Assignments
+): PluginPrincipal {
   return {
     kind: 'plugin',
     plugin,

@@ -64,7 +64,10 @@ export function revokes (event: DoorbellEvent, userId: number | undefined): bool
  * the caller that changed its own password. Open waits of that token go on, on every instance.
  *
  * @example
- * await store.transaction(async (tx) => { await tx.users.update(id, { passwordHash, keepToken }); await revokeTokens(doorbell, id, keepToken, tx) })
+ * await store.transaction(async (tx) => {
+ *   await tx.users.update(id, { passwordHash, keepToken })
+ *   await revokeTokens(doorbell, id, keepToken, tx)
+ * })
  */
 export async function revokeTokens (doorbell: Doorbell, userId: number, keptTokenId: string | undefined, tx?: Store): Promise<void> {
   const deviceId = `${PASSWORD_CHANGE}${keptTokenId ?? ''}`
@@ -79,7 +82,8 @@ export async function revokeTokens (doorbell: Doorbell, userId: number, keptToke
  * await store.transaction(async (tx) => { await tx.plugins.delete(plugin.id); await revokePlugin(doorbell, plugin, tx) })
  */
 export async function revokePlugin (doorbell: Doorbell, plugin: Pick<PluginRecord, 'userId' | 'topicName'>, tx?: Store): Promise<void> {
-  await doorbell.publish({ kind: 'revoke', id: plugin.userId, deviceId: '', networkId: null, deviceTypeId: null, name: plugin.topicName }, tx)
+  const event = { kind: 'revoke', id: plugin.userId, deviceId: '', networkId: null, deviceTypeId: null, name: plugin.topicName } as const
+  await doorbell.publish(event, tx)
 }
 
 /**

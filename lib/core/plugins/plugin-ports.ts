@@ -34,7 +34,8 @@ export interface PluginFilter extends Page {
   sortField?: 'id' | 'name'
 }
 
-export type PluginPatch = Partial<Pick<PluginRecord, 'name' | 'description' | 'filter' | 'status' | 'subscriptionId' | 'parameters' | 'grants'>>
+export type PluginPatch = Partial<Pick<PluginRecord,
+  'name' | 'description' | 'filter' | 'status' | 'subscriptionId' | 'parameters' | 'grants'>>
 
 export interface PluginRepository {
   findByTopic(topicName: string): Promise<PluginRecord | undefined>

@@ -21,7 +21,9 @@ export interface InfoRouteOptions {
 const WELCOME = 'The DeviceHive RESTful API is now running, please refer to documentation to get the list of available resources.'
 
 export function infoRoutes (app: App, hub: DeviceHub, options: InfoRouteOptions): void {
-  configureWebSocketUrl(app, { basePath: options.basePath, override: options.webSocketUrl, pluginProxyOverride: options.pluginProxyUrl, origin: options.origin })
+  configureWebSocketUrl(app, {
+    basePath: options.basePath, override: options.webSocketUrl, pluginProxyOverride: options.pluginProxyUrl, origin: options.origin
+  })
 
   app.get('/', {
     schema: { tags: ['info'], summary: 'Welcome text', response: { 200: Type.String(), ...errorResponses } }
