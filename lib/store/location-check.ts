@@ -28,15 +28,21 @@ export function missingDatabaseMessage (location: string): string {
  * @example
  * checkStoreLocation('mysql://db/x')        // throws: Unsupported database URL mysql://db/x: ...
  * checkStoreLocation('/no/such/dir/x.db')   // throws: ... the directory /no/such/dir does not exist
+ * checkStoreLocation('')                    // throws: The database location is empty ...
  */
 export function checkStoreLocation (location: string, options: { mustExist?: boolean } = {}): void {
+  // An empty DEVICEHUB_DB= would open a throwaway database and lose every write at exit.
+  if (location.trim() === '') {
+    throw new Error('The database location is empty (--db or DEVICEHUB_DB): give a SQLite file path, :memory:, ' +
+      'or a postgres:// URL (unset DEVICEHUB_DB for the default ./devicehub.db)')
+  }
   if (POSTGRES_URL.test(location)) return
   const scheme = URL_SCHEME.exec(location)
   if (scheme !== null) {
     throw new Error(`Unsupported database URL ${describeLocation(location)}: devicehub stores its data in SQLite ` +
       '(a file path, or :memory:) or in PostgreSQL (a postgres:// or postgresql:// URL)')
   }
-  if (location === '' || location === ':memory:' || location.startsWith('file:')) return
+  if (location === ':memory:' || location.startsWith('file:')) return
   const file = resolve(location)
   if (existsSync(file)) {
     if (statSync(file).isDirectory()) {

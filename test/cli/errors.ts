@@ -49,6 +49,18 @@ t.test('serve refuses a bad --db naming the path or the URL', async (t) => {
   t.notOk(existsSync(join(dir, 'no')), 'nothing was created')
 })
 
+t.test('an empty --db or DEVICEHUB_DB is refused, not served as a throwaway database', async (t) => {
+  const message = 'devicehub: The database location is empty (--db or DEVICEHUB_DB): give a SQLite file path, :memory:, ' +
+    'or a postgres:// URL (unset DEVICEHUB_DB for the default ./devicehub.db)'
+  const refusals = await Promise.all([
+    refuse(t, [...SERVE, '--db', '']),
+    refuse(t, SERVE, { DEVICEHUB_DB: '' }),
+    refuse(t, ['token', '--db', ' ', '--login', 'dhadmin']),
+    refuse(t, ['migrate'], { DEVICEHUB_DB: '' })
+  ])
+  for (const refusal of refusals) t.equal(refusal.line, message)
+})
+
 t.test('serve refuses the root as --base-path and a short --admin-password before it listens', async (t) => {
   const [empty, root, param, password, envPassword] = await Promise.all([
     refuse(t, [...SERVE, '--db', ':memory:', '--base-path', '']),
