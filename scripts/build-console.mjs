@@ -26,6 +26,7 @@ await build({
 })
 copyFileSync(join(root, 'console', 'src', 'app.css'), join(out, 'app.css'))
 copyFileSync(join(root, 'console', 'index.html'), join(out, 'index.html'))
+copyFileSync(join(root, 'console', 'favicon.svg'), join(out, 'favicon.svg'))
 let gz = 0
 for (const f of ['app.js', 'app.css', 'index.html']) gz += gzipSync(readFileSync(join(out, f))).length
 process.stdout.write(`console: ${statSync(join(out, 'app.js')).size} bytes of JS, ${gz} bytes gzipped in all -> dist/console-app\n`)

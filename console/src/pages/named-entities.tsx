@@ -1,7 +1,10 @@
 /** Networks and device types: the same shape and rules, one page (create, rename, delete for admins). */
 import { useState } from 'preact/hooks'
 import type { Api, Named } from '../api.js'
-import { ErrorBox, Field, Notice, useLoad } from '../ui.js'
+import { useConfirm } from '../confirm-dialog.js'
+import { devicesIn, devicesText } from '../device-count.js'
+import { FeedbackBox, useFeedback } from '../feedback.js'
+import { ErrorBox, Field, useLoad } from '../ui.js'
 
 const TITLES = { network: ['Networks', 'network'], devicetype: ['Device types', 'device type'] } as const
 
@@ -11,52 +14,57 @@ export function NamedEntitiesPage ({ api, kind, isAdmin }: { api: Api, kind: 'ne
   const [editing, setEditing] = useState<Named | undefined>(undefined)
   const [name, setName] = useState('')
   const [description, setDescription] = useState('')
-  const [error, setError] = useState<unknown>(undefined)
-  const [saveError, setSaveError] = useState<unknown>(undefined)
-  const [done, setDone] = useState<string | undefined>(undefined)
+  const feedback = useFeedback()
+  const [dialog, ask] = useConfirm()
 
   function edit (entity: Named | undefined): void {
     setEditing(entity)
     setName(entity?.name ?? '')
     setDescription(entity?.description ?? '')
-    setSaveError(undefined)
     document.getElementById(`${kind}-name`)?.focus()
   }
 
   async function save (event: Event): Promise<void> {
     event.preventDefault()
-    setSaveError(undefined)
-    setDone(undefined)
     const body = { name: name.trim(), description: description.trim() === '' ? null : description.trim() }
-    try {
-      if (editing === undefined) await api.request('POST', `/${kind}`, body)
+    const creating = editing === undefined
+    const saved = await feedback.run(async () => {
+      if (creating) await api.request('POST', `/${kind}`, body)
       else await api.request('PUT', `/${kind}/${editing.id}`, body)
-      setDone(editing === undefined ? `Created ${noun} ${body.name}.` : `Saved ${noun} ${body.name}.`)
+      return true
+    }, creating ? `Created ${noun} ${body.name}.` : `Saved ${noun} ${body.name}.`)
+    if (saved === true) {
       edit(undefined)
       list.reload()
-    } catch (err) {
-      setSaveError(err)
     }
   }
 
+  /** Asks with the real consequence: an empty one is deleted plainly, one with devices only with them (force). */
   async function remove (entity: Named): Promise<void> {
-    if (!confirm(`Delete ${noun} "${entity.name}"? Its devices are deleted too.`)) return
-    setError(undefined)
-    setDone(undefined)
-    try {
-      await api.request('DELETE', `/${kind}/${entity.id}`)
-      setDone(`Deleted ${noun} ${entity.name}.`)
-      list.reload()
-    } catch (err) {
-      setError(err)
-    }
+    const count = await feedback.run(() => devicesIn(api, kind, entity.id))
+    if (count === undefined) return
+    const yes = await ask(count === 0
+      ? { title: `Delete ${noun} "${entity.name}"?`, body: <p>It holds no devices.</p>, confirm: `Delete ${noun}`, danger: true }
+      : {
+          title: `Delete ${noun} "${entity.name}"?`,
+          body: <p>It holds {devicesText(count)}. Deleting the {noun} deletes {count === 1 ? 'that device' : 'those devices'} too, with their notifications and commands.</p>,
+          confirm: `Delete ${noun} and its ${devicesText(count)}`,
+          danger: true
+        })
+    if (!yes) return
+    const deleted = await feedback.run(async () => {
+      await api.request('DELETE', `/${kind}/${entity.id}${count === 0 ? '' : '?force=true'}`)
+      return true
+    }, count === 0 ? `Deleted ${noun} ${entity.name}.` : `Deleted ${noun} ${entity.name} and its ${devicesText(count)}.`)
+    if (deleted === true) list.reload()
   }
 
   return (
     <section aria-labelledby={`${kind}-title`}>
       <h1 id={`${kind}-title`}>{title}</h1>
-      <ErrorBox error={list.error ?? error} />
-      {done !== undefined && <Notice>{done}</Notice>}
+      <ErrorBox error={list.error} />
+      <FeedbackBox feedback={feedback} />
+      {dialog}
       {list.data !== undefined && (
         <table class="list">
           <caption class="visually-hidden">{title}</caption>
@@ -87,7 +95,6 @@ export function NamedEntitiesPage ({ api, kind, isAdmin }: { api: Api, kind: 'ne
           <Field id={`${kind}-description`} label="Description">
             <input id={`${kind}-description`} maxLength={128} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
           </Field>
-          <ErrorBox error={saveError} />
           <button type="submit">{editing === undefined ? 'Create' : 'Save'}</button>
           {editing !== undefined && <button type="button" class="secondary" onClick={() => edit(undefined)}>Cancel</button>}
         </form>

@@ -1,7 +1,9 @@
 /** Users (admins): list, create, and one user's network and device-type assignments. */
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Named, User } from '../api.js'
-import { ErrorBox, Field, Notice, When, useLoad } from '../ui.js'
+import { useConfirm } from '../confirm-dialog.js'
+import { FeedbackBox, useFeedback } from '../feedback.js'
+import { ErrorBox, Field, When, useLoad } from '../ui.js'
 
 const ROLES = ['Administrator', 'Client'] as const
 const STATUSES = ['Active', 'Locked', 'Disabled'] as const
@@ -11,22 +13,17 @@ export function UsersPage ({ api }: { api: Api }) {
   const [login, setLogin] = useState('')
   const [password, setPassword] = useState('')
   const [role, setRole] = useState('1')
-  const [error, setError] = useState<unknown>(undefined)
-  const [done, setDone] = useState<string | undefined>(undefined)
+  const feedback = useFeedback()
 
   async function create (event: Event): Promise<void> {
     event.preventDefault()
-    setError(undefined)
-    setDone(undefined)
-    try {
-      const created = await api.request<{ id: number }>('POST', '/user', { login: login.trim(), password, role: Number(role), status: 0 })
-      setDone(`Created user ${login.trim()} (#${created.id}).`)
-      setLogin('')
-      setPassword('')
-      users.reload()
-    } catch (err) {
-      setError(err)
-    }
+    const name = login.trim()
+    const created = await feedback.run(() => api.request<{ id: number }>('POST', '/user', { login: name, password, role: Number(role), status: 0 }),
+      (c) => `Created user ${name} (#${c.id}).`)
+    if (created === undefined) return
+    setLogin('')
+    setPassword('')
+    users.reload()
   }
 
   return (
@@ -53,7 +50,7 @@ export function UsersPage ({ api }: { api: Api }) {
       {users.error === undefined && (
         <form class="panel" onSubmit={(e) => { void create(e) }} aria-labelledby="new-user-title">
           <h2 id="new-user-title">New user</h2>
-          {done !== undefined && <Notice>{done}</Notice>}
+          <FeedbackBox feedback={feedback} />
           <Field id="new-user-login" label="Login">
             <input id="new-user-login" required maxLength={128} autocomplete="off" value={login} onInput={(e) => setLogin(e.currentTarget.value)} />
           </Field>
@@ -66,7 +63,6 @@ export function UsersPage ({ api }: { api: Api }) {
               <option value="0">Administrator</option>
             </select>
           </Field>
-          <ErrorBox error={error} />
           <button type="submit">Create user</button>
         </form>
       )}
@@ -83,25 +79,30 @@ export function UserPage ({ api, userId }: { api: Api, userId: string }) {
   const networks = useLoad(() => api.request<Named[]>('GET', '/network?sortField=name'), [])
   const types = useLoad(() => api.request<Named[]>('GET', '/devicetype?sortField=name'), [])
   const assignedTypes = useLoad(() => api.request<Named[]>('GET', `/user/${encodeURIComponent(userId)}/devicetype`), [userId])
-  const [error, setError] = useState<unknown>(undefined)
+  const feedback = useFeedback()
+  const [dialog, ask] = useConfirm()
   const [busy, setBusy] = useState(false)
   // Checkbox states the user just chose, shown until the reloaded user confirms them.
   const [chosen, setChosen] = useState<Map<string, boolean>>(new Map())
   useEffect(() => setChosen(new Map()), [user.data, assignedTypes.data])
 
-  async function act (method: 'PUT' | 'DELETE', path: string): Promise<void> {
-    setError(undefined)
+  /** A ticked or cleared box: the box keeps its state until the change is confirmed, then it is made. */
+  async function change (event: Event, path: string, what: string): Promise<void> {
+    const box = event.currentTarget as HTMLInputElement
+    const assign = box.checked
+    box.checked = !assign
+    const login = user.data?.login ?? `#${userId}`
+    const question = assign
+      ? { title: path === '/devicetype/all' ? `Allow user ${login} all device types?` : `Assign ${what} to user ${login}?`, confirm: 'Assign' }
+      : { title: path === '/devicetype/all' ? `Stop allowing user ${login} all device types?` : `Unassign ${what} from user ${login}?`, confirm: 'Unassign' }
+    if (!await ask(question)) return
     setBusy(true)
-    setChosen((old) => new Map(old).set(path, method === 'PUT'))
-    try {
-      await api.request(method, `/user/${encodeURIComponent(userId)}${path}`)
-    } catch (err) {
-      setError(err)
-    } finally {
-      setBusy(false)
-      user.reload()
-      assignedTypes.reload()
-    }
+    setChosen((old) => new Map(old).set(path, assign))
+    await feedback.run(() => api.request(assign ? 'PUT' : 'DELETE', `/user/${encodeURIComponent(userId)}${path}`),
+      assign ? `Assigned ${what} to ${login}.` : `Unassigned ${what} from ${login}.`)
+    setBusy(false)
+    user.reload()
+    assignedTypes.reload()
   }
   const isChecked = (path: string, assigned: boolean): boolean => chosen.get(path) ?? assigned
 
@@ -113,7 +114,8 @@ export function UserPage ({ api, userId }: { api: Api, userId: string }) {
       <p><a href="#/users">← All users</a></p>
       <h1 id="user-title">{u === undefined ? `User #${userId}` : `User ${u.login}`}</h1>
       <ErrorBox error={user.error ?? networks.error ?? types.error ?? assignedTypes.error} />
-      <ErrorBox error={error} />
+      <FeedbackBox feedback={feedback} />
+      {dialog}
       {u !== undefined && (
         <>
           <dl class="facts">
@@ -128,7 +130,7 @@ export function UserPage ({ api, userId }: { api: Api, userId: string }) {
               {networks.data?.map((n) => (
                 <div class="check" key={n.id}>
                   <input type="checkbox" id={`net-${n.id}`} checked={isChecked(`/network/${n.id}`, assignedNetworks.has(n.id))}
-                    onChange={(e) => { void act(e.currentTarget.checked ? 'PUT' : 'DELETE', `/network/${n.id}`) }} />
+                    onChange={(e) => { void change(e, `/network/${n.id}`, `network ${n.name}`) }} />
                   <label for={`net-${n.id}`}>{n.name}</label>
                 </div>
               ))}
@@ -137,13 +139,13 @@ export function UserPage ({ api, userId }: { api: Api, userId: string }) {
               <legend>Device types</legend>
               <div class="check">
                 <input type="checkbox" id="types-all" checked={isChecked('/devicetype/all', u.allDeviceTypesAvailable)}
-                  onChange={(e) => { void act(e.currentTarget.checked ? 'PUT' : 'DELETE', '/devicetype/all') }} />
+                  onChange={(e) => { void change(e, '/devicetype/all', 'all device types') }} />
                 <label for="types-all">All device types</label>
               </div>
               {!u.allDeviceTypesAvailable && types.data?.map((n) => (
                 <div class="check" key={n.id}>
                   <input type="checkbox" id={`type-${n.id}`} checked={isChecked(`/devicetype/${n.id}`, assignedTypeIds.has(n.id))}
-                    onChange={(e) => { void act(e.currentTarget.checked ? 'PUT' : 'DELETE', `/devicetype/${n.id}`) }} />
+                    onChange={(e) => { void change(e, `/devicetype/${n.id}`, `device type ${n.name}`) }} />
                   <label for={`type-${n.id}`}>{n.name}</label>
                 </div>
               ))}
