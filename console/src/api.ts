@@ -22,6 +22,8 @@ export interface User {
   status: number
   lastLogin: string | null
   allDeviceTypesAvailable: boolean
+  /** Present when read by id or as the caller (`/user/current`). */
+  networks?: Named[]
 }
 
 export interface Named {

@@ -39,7 +39,8 @@ export function TokenPage ({ api, user }: { api: Api, user: User }) {
   const [login, setLogin] = useState(user.login)
   const [loginError, setLoginError] = useState<string | undefined>(undefined)
   const [actions, setActions] = useState<Set<string>>(new Set(DEFAULT_ACTIONS))
-  const [networks, setNetworks] = useState('*')
+  // A client's own token names its networks, not *; asking for * would exceed it (403).
+  const [networks, setNetworks] = useState(isAdmin || user.networks === undefined ? '*' : user.networks.map((n) => n.id).join(', '))
   const [types, setTypes] = useState('*')
   const [expiration, setExpiration] = useState('')
   const feedback = useFeedback()
