@@ -132,9 +132,9 @@ export function Telemetry ({ api, deviceId, feed }: { api: Api, deviceId: string
           {names.map((n) => <option key={n} value={n}>{n}</option>)}
         </select>
       </div>
-      <ErrorBox error={error} />
+      <ErrorBox error={error ?? feed.error} />
       <p class="muted telemetry-summary" role="status">
-        {loading ? 'Loading history…' : summary(count, charts.length, capped, range, from, to)}
+        {feed.error !== undefined ? '' : loading ? 'Loading history…' : summary(count, charts.length, capped, range, from, to)}
       </p>
       {!loading && charts.length === 0 && error === undefined && (
         <p>No numeric parameters in this range. Charts show every number in the notifications' <code>parameters</code>.</p>
