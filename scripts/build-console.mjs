@@ -1,19 +1,21 @@
 // Builds the web console (console/) into dist/console-app/: one minified ES module bundle
-// (preact included), its stylesheet, index.html and the favicon. Run by `npm run build` and
-// `prepare`, and by the browser tests before they start a server. Each file is replaced by an
-// atomic rename, never by emptying the directory: several test processes build at once, and a
-// server starting beside a build must read whole files, never a missing or half-written one.
+// (preact and uPlot included), its stylesheet, index.html and the favicon. Run by `npm run build` and `prepare`.
 import { build } from 'esbuild'
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import process from 'node:process'
 import { gzipSync } from 'node:zlib'
+import { readFileSync } from 'node:fs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const out = join(root, 'dist', 'console-app')
-mkdirSync(out, { recursive: true })
-const bundle = await build({
+// Built aside, then each file renamed into place: a server starting meanwhile (the browser
+// tests build and serve concurrently) reads whole files, old or new, never a missing one.
+const tmp = `${out}.build-${process.pid}`
+rmSync(tmp, { recursive: true, force: true })
+mkdirSync(tmp, { recursive: true })
+await build({
   entryPoints: { app: join(root, 'console', 'src', 'main.tsx') },
   bundle: true,
   minify: true,
@@ -21,24 +23,27 @@ const bundle = await build({
   target: ['es2022'],
   jsx: 'automatic',
   jsxImportSource: 'preact',
-  outdir: out,
-  write: false,
+  outdir: tmp,
   legalComments: 'none',
   logLevel: 'warning'
 })
-/** @type {Map<string, Uint8Array>} */
-const files = new Map(bundle.outputFiles.map((file) => [basename(file.path), file.contents]))
-for (const name of ['app.css', 'index.html']) files.set(name, readFileSync(join(root, 'console', name === 'app.css' ? 'src' : '', name)))
-files.set('favicon.svg', readFileSync(join(root, 'console', 'favicon.svg')))
-for (const [name, contents] of files) {
-  const temporary = join(out, `.${name}.${process.pid}.tmp`)
-  writeFileSync(temporary, contents)
-  renameSync(temporary, join(out, name))
-}
-// Files an earlier build wrote and this one did not (a renamed asset) would be served stale.
-for (const name of readdirSync(out)) {
-  if (!files.has(name) && !name.startsWith('.')) rmSync(join(out, name), { force: true })
-}
+// One stylesheet: uPlot's, the console's and the charts' (styles.css imports them); a file of
+// the console's own origin, as the Content-Security-Policy (style-src 'self') requires.
+await build({
+  entryPoints: { app: join(root, 'console', 'src', 'styles.css') },
+  bundle: true,
+  minify: true,
+  outdir: tmp,
+  legalComments: 'none',
+  logLevel: 'warning'
+})
+copyFileSync(join(root, 'console', 'index.html'), join(tmp, 'index.html'))
+copyFileSync(join(root, 'console', 'favicon.svg'), join(tmp, 'favicon.svg'))
+mkdirSync(out, { recursive: true })
+const built = readdirSync(tmp)
+for (const f of built) renameSync(join(tmp, f), join(out, f))
+for (const f of readdirSync(out)) if (!built.includes(f)) rmSync(join(out, f), { recursive: true, force: true })
+rmSync(tmp, { recursive: true, force: true })
 let gz = 0
-for (const f of ['app.js', 'app.css', 'index.html']) gz += gzipSync(files.get(f)).length
-process.stdout.write(`console: ${files.get('app.js').length} bytes of JS, ${gz} bytes gzipped in all -> dist/console-app\n`)
+for (const f of ['app.js', 'app.css', 'index.html']) gz += gzipSync(readFileSync(join(out, f))).length
+process.stdout.write(`console: ${statSync(join(out, 'app.js')).size} bytes of JS, ${gz} bytes gzipped in all -> dist/console-app\n`)

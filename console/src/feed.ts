@@ -46,10 +46,14 @@ export function parseEvents (buffer: string): { events: Array<{ id?: string, dat
 }
 
 /**
+ * Reads the Server-Sent Events of `path` (whose query names the starting cursor) until closed;
+ * after an error it reconnects with the last event id as `Last-Event-ID`, which the server
+ * prefers to the query's cursor.
+ *
  * @example
- * const feed = openSseFeed(api, 'sensor-1', '2026-11-22T14:00:00.000', { onItems, onState })
+ * const feed = openEventStream<Notification>(api, '/device/notification/stream?timestamp=2026-11-22T14:00:00.000', { onItems, onState })
  */
-export const openSseFeed: FeedFactory = (api, deviceId, start, handlers) => {
+export function openEventStream<T> (api: Api, path: string, handlers: { onItems(items: T[]): void, onState(state: FeedState): void }): Feed {
   let lastEventId: string | undefined
   let closed = false
   let backoff = 500
@@ -61,7 +65,7 @@ export const openSseFeed: FeedFactory = (api, deviceId, start, handlers) => {
       try {
         const headers: Record<string, string> = { accept: 'text/event-stream' }
         if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
-        const res = await api.open(`/device/${encodeURIComponent(deviceId)}/notification/stream?timestamp=${encodeURIComponent(start)}`, headers, controller.signal)
+        const res = await api.open(path, headers, controller.signal)
         if (res.body === null) throw new Error('The stream has no body.')
         handlers.onState({ kind: 'live' })
         backoff = 500
@@ -72,10 +76,10 @@ export const openSseFeed: FeedFactory = (api, deviceId, start, handlers) => {
           if (done) break
           const parsed = parseEvents(buffer + value)
           buffer = parsed.rest
-          const items: Notification[] = []
+          const items: T[] = []
           for (const event of parsed.events) {
             if (event.id !== undefined) lastEventId = event.id
-            items.push(JSON.parse(event.data) as Notification)
+            items.push(JSON.parse(event.data) as T)
           }
           if (items.length > 0) handlers.onItems(items)
         }
@@ -99,3 +103,10 @@ export const openSseFeed: FeedFactory = (api, deviceId, start, handlers) => {
     }
   }
 }
+
+/**
+ * @example
+ * const feed = openSseFeed(api, 'sensor-1', '2026-11-22T14:00:00.000', { onItems, onState })
+ */
+export const openSseFeed: FeedFactory = (api, deviceId, start, handlers) =>
+  openEventStream<Notification>(api, `/device/${encodeURIComponent(deviceId)}/notification/stream?timestamp=${encodeURIComponent(start)}`, handlers)

@@ -10,6 +10,7 @@ import { DevicePage } from './pages/device.js'
 import { DevicesPage } from './pages/devices.js'
 import { LoginPage } from './pages/login.js'
 import { NamedEntitiesPage } from './pages/named-entities.js'
+import { NetworkPage } from './pages/network.js'
 import { TokenPage } from './pages/token.js'
 import { UserPage, UsersPage } from './pages/users.js'
 import { ErrorBox, Notice } from './ui.js'
@@ -46,6 +47,7 @@ function Page ({ api, user, route }: { api: Api, user: User, route: string[] }) 
     case 'device-types': return <NamedEntitiesPage api={api} kind="devicetype" isAdmin={user.role === 0} />
     case 'users': return id === undefined ? <UsersPage api={api} /> : <UserPage api={api} userId={id} />
     case 'token': return <TokenPage api={api} user={user} />
+    case 'summary': return <NetworkPage api={api} networkId={id === undefined || !/^\d+$/.test(id) ? undefined : Number(id)} />
     default: return <ErrorBox error={new Error(`There is no page '${page ?? ''}'.`)} />
   }
 }
@@ -55,7 +57,8 @@ const LINKS: Array<[string, string, boolean]> = [
   ['networks', 'Networks', false],
   ['device-types', 'Device types', false],
   ['users', 'Users', true],
-  ['token', 'Script token', false]
+  ['token', 'Script token', false],
+  ['summary', 'Summary', false]
 ]
 
 function App ({ api }: { api: Api }) {

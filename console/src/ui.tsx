@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import { errorText, parseServerTime, relativeTime } from './api.js'
+import { useNow } from './clock.js'
 
 /** An API error, exactly as the API phrased it; announced to screen readers. */
 export function ErrorBox ({ error }: { error: unknown }) {
@@ -55,7 +56,9 @@ export function OnlineDot ({ online }: { online: boolean }) {
   )
 }
 
+/** A server time as "12 s ago", re-rendered every few seconds while shown. */
 export function When ({ value }: { value: string | null }) {
+  useNow() // re-render on the shared tick; the text is computed from the time of this render
   if (value === null) return <span class="muted">never</span>
   return <time dateTime={`${value}Z`} title={parseServerTime(value).toLocaleString()}>{relativeTime(value)}</time>
 }

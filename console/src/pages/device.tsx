@@ -1,12 +1,14 @@
 /**
- * One device: its fields and presence, the live notification feed, command history and a form
- * that sends a command and shows its status and result once the device updates it.
+ * One device: its fields and presence, charts of its numeric telemetry, the live notification
+ * feed, command history and a form that sends a command and shows its status and result once
+ * the device updates it.
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { Api, Command, Device, Named, Notification } from '../api.js'
 import { errorText } from '../api.js'
-import type { FeedState } from '../feed.js'
-import { openSseFeed } from '../feed.js'
+import type { DeviceFeed } from '../device-feed.js'
+import { FeedBadge, useDeviceFeed } from '../device-feed.js'
+import { Telemetry } from '../charts/telemetry.js'
 import { ErrorBox, Field, Json, OnlineDot, When, describedBy, useLoad } from '../ui.js'
 
 const FEED_LIMIT = 100
@@ -15,40 +17,33 @@ function path (deviceId: string, rest = ''): string {
   return `/device/${encodeURIComponent(deviceId)}${rest}`
 }
 
-function LiveFeed ({ api, deviceId }: { api: Api, deviceId: string }) {
+/** Newest first; the server's timestamps sort as text (one format, UTC). */
+function newestFirst (a: Notification, b: Notification): number {
+  return a.timestamp === b.timestamp ? b.id - a.id : (a.timestamp < b.timestamp ? 1 : -1)
+}
+
+function LiveFeed ({ api, deviceId, feed }: { api: Api, deviceId: string, feed: DeviceFeed }) {
   const [items, setItems] = useState<Notification[]>([])
-  const [state, setState] = useState<FeedState>({ kind: 'closed' })
   const [error, setError] = useState<unknown>(undefined)
+  const { state, cursor, subscribe } = feed
 
   useEffect(() => {
-    let feed: { close(): void } | undefined
-    let cancelled = false
     setItems([])
-    const add = (incoming: Notification[]): void => setItems((old) => {
-      const known = new Set(old.map((n) => n.id))
-      const fresh = incoming.filter((n) => !known.has(n.id)).reverse()
-      return [...fresh, ...old].slice(0, FEED_LIMIT)
-    })
-    // History first; the feed continues from its newest timestamp (or the server's time).
-    Promise.all([
-      api.request<Notification[]>('GET', path(deviceId, '/notification?sortField=timestamp&sortOrder=DESC&take=20')),
-      api.request<{ serverTimestamp: string }>('GET', '/info')
-    ]).then(([history, info]) => {
-      if (cancelled) return
-      add([...history].reverse())
-      const cursor = history[0]?.timestamp ?? info.serverTimestamp
-      feed = openSseFeed(api, deviceId, cursor, { onItems: add, onState: setState })
-    }, setError)
-    return () => {
-      cancelled = true
-      feed?.close()
-    }
-  }, [api, deviceId])
+    return subscribe((incoming) => setItems((old) => merge(old, incoming)))
+  }, [deviceId, subscribe])
+  // The last 20 once the feed's start is known: they overlap the feed, repeats are dropped.
+  useEffect(() => {
+    if (cursor === undefined) return
+    let cancelled = false
+    api.request<Notification[]>('GET', path(deviceId, '/notification?sortField=timestamp&sortOrder=DESC&take=20'))
+      .then((history) => { if (!cancelled) setItems((old) => merge(old, history)) }, setError)
+    return () => { cancelled = true }
+  }, [api, deviceId, cursor])
 
   return (
     <section aria-labelledby="feed-title" class="panel">
       <h2 id="feed-title">Notifications <FeedBadge state={state} /></h2>
-      <ErrorBox error={error} />
+      <ErrorBox error={error ?? feed.error} />
       {state.kind === 'reconnecting' && <p class="warning" role="status">Connection lost ({state.message}); reconnecting…</p>}
       {items.length === 0 ? <p class="muted">No notifications yet.</p> : (
         <ol class="feed" aria-live="polite" aria-relevant="additions">
@@ -64,10 +59,10 @@ function LiveFeed ({ api, deviceId }: { api: Api, deviceId: string }) {
   )
 }
 
-function FeedBadge ({ state }: { state: FeedState }) {
-  if (state.kind === 'live') return <span class="badge live">live</span>
-  if (state.kind === 'reconnecting') return <span class="badge warn">reconnecting</span>
-  return <span class="badge">connecting</span>
+function merge (old: Notification[], incoming: Notification[]): Notification[] {
+  const known = new Set(old.map((n) => n.id))
+  const fresh = incoming.filter((n) => !known.has(n.id))
+  return fresh.length === 0 ? old : [...fresh, ...old].sort(newestFirst).slice(0, FEED_LIMIT)
 }
 
 function CommandForm ({ api, deviceId, onSent }: { api: Api, deviceId: string, onSent(): void }) {
@@ -192,6 +187,7 @@ export function DevicePage ({ api, deviceId }: { api: Api, deviceId: string }) {
   }, [])
   const nameOf = (list: Named[] | undefined, id: number): string => list?.find((n) => n.id === id)?.name ?? `#${id}`
   const [version, setVersion] = useState(0)
+  const feed = useDeviceFeed(api, deviceId)
   useEffect(() => {
     const timer = setInterval(device.reload, 10_000)
     return () => clearInterval(timer)
@@ -213,8 +209,9 @@ export function DevicePage ({ api, deviceId }: { api: Api, deviceId: string }) {
             <dt>Blocked</dt><dd>{d.isBlocked ? 'yes' : 'no'}</dd>
             <dt>Data</dt><dd><Json value={d.data} /></dd>
           </dl>
+          <Telemetry api={api} deviceId={deviceId} feed={feed} />
           <div class="columns">
-            <LiveFeed api={api} deviceId={deviceId} />
+            <LiveFeed api={api} deviceId={deviceId} feed={feed} />
             <div>
               <CommandForm api={api} deviceId={deviceId} onSent={() => setVersion((v) => v + 1)} />
               <CommandHistory api={api} deviceId={deviceId} version={version} />
