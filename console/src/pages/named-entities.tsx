@@ -1,13 +1,14 @@
 /** Networks and device types: the same shape and rules, one page (create, rename, delete for admins). */
 import { useState } from 'preact/hooks'
 import type { Api, Named } from '../api.js'
-import { ErrorBox, Field, Notice, useLoad } from '../ui.js'
+import { Pager, usePagedList } from '../pagination.js'
+import { ErrorBox, Field, Notice } from '../ui.js'
 
 const TITLES = { network: ['Networks', 'network'], devicetype: ['Device types', 'device type'] } as const
 
 export function NamedEntitiesPage ({ api, kind, isAdmin }: { api: Api, kind: 'network' | 'devicetype', isAdmin: boolean }) {
   const [title, noun] = TITLES[kind]
-  const list = useLoad(() => api.request<Named[]>('GET', `/${kind}?sortField=name`), [kind])
+  const list = usePagedList<Named>(api, `/${kind}`, {}, { sortField: 'name' })
   const [editing, setEditing] = useState<Named | undefined>(undefined)
   const [name, setName] = useState('')
   const [description, setDescription] = useState('')
@@ -57,6 +58,7 @@ export function NamedEntitiesPage ({ api, kind, isAdmin }: { api: Api, kind: 'ne
       <h1 id={`${kind}-title`}>{title}</h1>
       <ErrorBox error={list.error ?? error} />
       {done !== undefined && <Notice>{done}</Notice>}
+      <Pager list={list} noun={noun} />
       {list.data !== undefined && (
         <table class="list">
           <caption class="visually-hidden">{title}</caption>

@@ -1,13 +1,14 @@
 /** Users (admins): list, create, and one user's network and device-type assignments. */
 import { useEffect, useState } from 'preact/hooks'
 import type { Api, Named, User } from '../api.js'
+import { Pager, usePagedList } from '../pagination.js'
 import { ErrorBox, Field, Notice, When, useLoad } from '../ui.js'
 
 const ROLES = ['Administrator', 'Client'] as const
 const STATUSES = ['Active', 'Locked', 'Disabled'] as const
 
 export function UsersPage ({ api }: { api: Api }) {
-  const users = useLoad(() => api.request<User[]>('GET', '/user?sortField=login'), [])
+  const users = usePagedList<User>(api, '/user', {}, { sortField: 'login' })
   const [login, setLogin] = useState('')
   const [password, setPassword] = useState('')
   const [role, setRole] = useState('1')
@@ -33,6 +34,7 @@ export function UsersPage ({ api }: { api: Api }) {
     <section aria-labelledby="users-title">
       <h1 id="users-title">Users</h1>
       <ErrorBox error={users.error} />
+      <Pager list={users} noun="user" />
       {users.data !== undefined && (
         <table class="list">
           <caption class="visually-hidden">Users</caption>
