@@ -4,68 +4,15 @@
  * the main pages go to test-artifacts/console/.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { chromium } from 'playwright-core'
-import type { Browser, Page } from 'playwright-core'
 import { startServer } from '../../lib/start-server.js'
-import type { RunningServer } from '../../lib/start-server.js'
 import { ROOT } from '../fixtures/cli.js'
+import { CHROMIUM, CHROMIUM_ARGS as ARGS, CONSOLE_PASSWORD as PASSWORD, rest, setupConsole as setup, shot, signIn } from '../fixtures/console-browser.js'
 
-const CHROMIUM = process.env.DEVICEHUB_CHROMIUM ?? '/usr/bin/chromium'
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync']
-const ARTIFACTS = join(ROOT, 'test-artifacts', 'console')
-const PASSWORD = 'console-admin-password'
 const DEVICE = 'console-device'
-
-type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
-
-async function rest (server: RunningServer, token: string, method: string, path: string, body?: unknown): Promise<{ status: number, body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
-}
-
-/** Saves a screenshot and checks that every form control of the page has an accessible name. */
-async function shot (page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true })
-  const unlabelled = await page.locator('input, select, textarea, button').evaluateAll((elements) => elements
-    .filter((e) => {
-      const el = e as unknown as { labels?: ArrayLike<unknown> | null, textContent: string | null, getAttribute(name: string): string | null }
-      return (el.labels?.length ?? 0) === 0 && el.getAttribute('aria-label') === null && (el.textContent ?? '').trim() === ''
-    })
-    .map((e) => (e as unknown as { outerHTML: string }).outerHTML))
-  if (unlabelled.length > 0) throw new Error(`${name}: controls without a label: ${unlabelled.join(' ')}`)
-}
-
-async function signIn (page: Page, consoleUrl: string, login: string, password: string): Promise<void> {
-  await page.goto(consoleUrl)
-  await page.getByLabel('Login').fill(login)
-  await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-}
-
-async function setup (t: Tap): Promise<{ server: RunningServer, browser: Browser, admin: string, consoleUrl: string }> {
-  // Always the current sources: the bundle is rebuilt here (npm run build does the same).
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' })
-  mkdirSync(ARTIFACTS, { recursive: true })
-  const built = join(ROOT, 'dist', 'console-app')
-  const gzipped = readdirSync(built).reduce((sum, f) => sum + gzipSync(readFileSync(join(built, f))).length, 0)
-  t.ok(gzipped < 150 * 1024, `the console is ${gzipped} bytes gzipped (budget 150 KB)`)
-  const server = await startServer({ port: 0, admin: { password: PASSWORD } })
-  t.teardown(() => server.close())
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true })
-  t.teardown(() => browser.close())
-  const admin = (await server.adminTokens()).accessToken
-  return { server, browser, admin, consoleUrl: server.consoleUrl! }
-}
 
 if (!existsSync(CHROMIUM)) {
   t.fail(`Chromium is missing at ${CHROMIUM}: install Debian's package (apt-get install -y chromium) or set DEVICEHUB_CHROMIUM`)
