@@ -16,7 +16,8 @@ import { UserPage, UsersPage } from './pages/users.js'
 import { ErrorBox, Notice } from './ui.js'
 
 function currentRoute (): string[] {
-  const hash = location.hash.replace(/^#\/?/, '')
+  // A page's own state (list page, search) follows a `?` and is not part of the route.
+  const hash = location.hash.replace(/^#\/?/, '').split('?')[0]!
   return hash === '' ? ['devices'] : hash.split('/').map((part) => decodeURIComponent(part))
 }
 

@@ -37,6 +37,18 @@ export function decodeBool (value: number | boolean): boolean {
   return value === true || value === 1
 }
 
+/**
+ * A LIKE pattern (escape character: backslash) matching values that contain `text`, with `%`,
+ * `_` and backslash in the text taken literally (devicehub's `search`). Case is the query's business: it
+ * lower-cases both sides with the database's own `lower()`, so a text always matches itself.
+ *
+ * @example
+ * containsPattern('50%_Off') // '%50\\%\\_Off%'
+ */
+export function containsPattern (text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+}
+
 /** Escapes nothing: DeviceHive's `namePattern` is a raw SQL LIKE pattern (`%`, `_`). */
 export function likePattern (pattern: string): string {
   return pattern

@@ -1,19 +1,30 @@
-/** Devices in scope: search by name, sort, filter by presence; online dot and last seen. */
-import { useEffect, useMemo, useState } from 'preact/hooks'
+/**
+ * Devices in scope, a page at a time: search by name or id (any case), filter by presence,
+ * sort on the server; online dot and last seen. The search, filters, sort and page live in the
+ * hash, so a reload keeps them.
+ */
+import { useEffect, useState } from 'preact/hooks'
 import type { Api, Device, Named } from '../api.js'
+import { Pager, useDebounced, useHashQuery, usePagedList } from '../pagination.js'
 import { ErrorBox, OnlineDot, When, useLoad } from '../ui.js'
 
-type Sort = 'name' | 'network' | 'type' | 'lastSeen' | 'online'
+/** Columns the API sorts by (`sortField`); status and last seen are not among them. */
+type Sort = 'name' | 'network' | 'devicetype'
 
 export function DevicesPage ({ api }: { api: Api }) {
-  const [search, setSearch] = useState('')
-  const [presence, setPresence] = useState<'' | 'true' | 'false'>('')
-  const [sort, setSort] = useState<Sort>('name')
-  const [descending, setDescending] = useState(false)
-  const query = new URLSearchParams({ take: '1000' })
-  if (search.trim() !== '') query.set('namePattern', `%${search.trim()}%`)
-  if (presence !== '') query.set('online', presence)
-  const devices = useLoad(() => api.request<Device[]>('GET', `/device?${query.toString()}`), [search, presence])
+  const [query, update] = useHashQuery()
+  const search = query.get('q') ?? ''
+  const presence = (query.get('online') ?? '') as '' | 'true' | 'false'
+  const sort = (['name', 'network', 'devicetype'].includes(query.get('sort') ?? '') ? query.get('sort') : 'name') as Sort
+  const descending = query.get('order') === 'desc'
+
+  // What is typed goes to the hash (and the API) once typing pauses, or at once with any other change.
+  const [typed, setTyped] = useState(search)
+  const settled = useDebounced(typed, 300)
+  useEffect(() => { if (settled.trim() !== search.trim()) update({ q: settled.trim(), page: undefined }) }, [settled])
+  useEffect(() => { if (search.trim() !== typed.trim()) setTyped(search) }, [search])
+
+  const devices = usePagedList<Device>(api, '/device', { search, online: presence }, { sortField: sort, sortOrder: descending ? 'DESC' : 'ASC' })
   const networks = useLoad(() => api.request<Named[]>('GET', '/network'), [])
   const types = useLoad(() => api.request<Named[]>('GET', '/devicetype'), [])
 
@@ -25,23 +36,13 @@ export function DevicesPage ({ api }: { api: Api }) {
 
   const networkName = (id: number): string => networks.data?.find((n) => n.id === id)?.name ?? `#${id}`
   const typeName = (id: number): string => types.data?.find((n) => n.id === id)?.name ?? `#${id}`
-  const rows = useMemo(() => {
-    const key = (d: Device): string => {
-      switch (sort) {
-        case 'network': return networkName(d.networkId).toLowerCase()
-        case 'type': return typeName(d.deviceTypeId).toLowerCase()
-        case 'lastSeen': return d.lastSeen ?? ''
-        case 'online': return d.online ? '1' : '0'
-        default: return d.name.toLowerCase()
-      }
-    }
-    const sorted = [...(devices.data ?? [])].sort((a, b) => key(a).localeCompare(key(b)) || a.id.localeCompare(b.id))
-    return descending ? sorted.reverse() : sorted
-  }, [devices.data, sort, descending, networks.data, types.data])
+  const rows = devices.data ?? []
 
   const header = (column: Sort, label: string) => (
     <th scope="col" aria-sort={sort === column ? (descending ? 'descending' : 'ascending') : undefined}>
-      <button type="button" class="link" onClick={() => { if (sort === column) setDescending(!descending); else { setSort(column); setDescending(false) } }}>
+      <button type="button" class="link" onClick={() => update({
+        sort: column === 'name' ? undefined : column, order: sort === column && !descending ? 'desc' : undefined, q: typed.trim(), page: undefined
+      })}>
         {label}{sort === column ? (descending ? ' ▼' : ' ▲') : ''}
       </button>
     </th>
@@ -50,11 +51,11 @@ export function DevicesPage ({ api }: { api: Api }) {
   return (
     <section aria-labelledby="devices-title">
       <h1 id="devices-title">Devices</h1>
-      <form class="toolbar" role="search" onSubmit={(e) => e.preventDefault()}>
-        <label for="device-search">Search by name</label>
-        <input id="device-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} placeholder="e.g. sensor" />
+      <form class="toolbar" role="search" onSubmit={(e) => { e.preventDefault(); update({ q: typed.trim(), page: undefined }) }}>
+        <label for="device-search">Search by name or id</label>
+        <input id="device-search" type="search" maxLength={128} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} placeholder="e.g. therm" />
         <label for="device-presence">Presence</label>
-        <select id="device-presence" value={presence} onChange={(e) => setPresence(e.currentTarget.value as '' | 'true' | 'false')}>
+        <select id="device-presence" value={presence} onChange={(e) => update({ online: e.currentTarget.value, q: typed.trim(), page: undefined })}>
           <option value="">All</option>
           <option value="true">Online</option>
           <option value="false">Offline</option>
@@ -62,11 +63,12 @@ export function DevicesPage ({ api }: { api: Api }) {
         <button type="button" class="secondary" onClick={devices.reload}>Refresh</button>
       </form>
       <ErrorBox error={devices.error ?? networks.error ?? types.error} />
-      {devices.data !== undefined && (
-        <table class="list" aria-describedby="devices-count">
-          <caption id="devices-count">{rows.length} device{rows.length === 1 ? '' : 's'}</caption>
+      <Pager list={devices} noun="device" />
+      {devices.data !== undefined && rows.length > 0 && (
+        <table class="list" aria-describedby="pager-range">
+          <caption class="visually-hidden">Devices</caption>
           <thead>
-            <tr>{header('online', 'Status')}{header('name', 'Name')}<th scope="col">Id</th>{header('network', 'Network')}{header('type', 'Type')}{header('lastSeen', 'Last seen')}</tr>
+            <tr><th scope="col">Status</th>{header('name', 'Name')}<th scope="col">Id</th>{header('network', 'Network')}{header('devicetype', 'Type')}<th scope="col">Last seen</th></tr>
           </thead>
           <tbody>
             {rows.map((d) => (
@@ -82,7 +84,7 @@ export function DevicesPage ({ api }: { api: Api }) {
           </tbody>
         </table>
       )}
-      {devices.data?.length === 0 && <p>No devices match.</p>}
+      {devices.total === 0 && <p>{search !== '' || presence !== '' ? 'No devices match.' : 'No devices yet.'}</p>}
     </section>
   )
 }

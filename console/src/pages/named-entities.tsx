@@ -4,13 +4,14 @@ import type { Api, Named } from '../api.js'
 import { useConfirm } from '../confirm-dialog.js'
 import { devicesIn, devicesText } from '../device-count.js'
 import { FeedbackBox, useFeedback } from '../feedback.js'
-import { ErrorBox, Field, useLoad } from '../ui.js'
+import { Pager, usePagedList } from '../pagination.js'
+import { ErrorBox, Field } from '../ui.js'
 
 const TITLES = { network: ['Networks', 'network'], devicetype: ['Device types', 'device type'] } as const
 
 export function NamedEntitiesPage ({ api, kind, isAdmin }: { api: Api, kind: 'network' | 'devicetype', isAdmin: boolean }) {
   const [title, noun] = TITLES[kind]
-  const list = useLoad(() => api.request<Named[]>('GET', `/${kind}?sortField=name`), [kind])
+  const list = usePagedList<Named>(api, `/${kind}`, {}, { sortField: 'name' })
   const [editing, setEditing] = useState<Named | undefined>(undefined)
   const [name, setName] = useState('')
   const [description, setDescription] = useState('')
@@ -65,6 +66,7 @@ export function NamedEntitiesPage ({ api, kind, isAdmin }: { api: Api, kind: 'ne
       <ErrorBox error={list.error} />
       <FeedbackBox feedback={feedback} />
       {dialog}
+      <Pager list={list} noun={noun} />
       {list.data !== undefined && (
         <table class="list">
           <caption class="visually-hidden">{title}</caption>

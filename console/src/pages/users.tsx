@@ -3,13 +3,14 @@ import { useEffect, useState } from 'preact/hooks'
 import type { Api, Named, User } from '../api.js'
 import { useConfirm } from '../confirm-dialog.js'
 import { FeedbackBox, useFeedback } from '../feedback.js'
+import { Pager, usePagedList } from '../pagination.js'
 import { ErrorBox, Field, When, useLoad } from '../ui.js'
 
 const ROLES = ['Administrator', 'Client'] as const
 const STATUSES = ['Active', 'Locked', 'Disabled'] as const
 
 export function UsersPage ({ api }: { api: Api }) {
-  const users = useLoad(() => api.request<User[]>('GET', '/user?sortField=login'), [])
+  const users = usePagedList<User>(api, '/user', {}, { sortField: 'login' })
   const [login, setLogin] = useState('')
   const [password, setPassword] = useState('')
   const [role, setRole] = useState('1')
@@ -30,6 +31,7 @@ export function UsersPage ({ api }: { api: Api }) {
     <section aria-labelledby="users-title">
       <h1 id="users-title">Users</h1>
       <ErrorBox error={users.error} />
+      <Pager list={users} noun="user" />
       {users.data !== undefined && (
         <table class="list">
           <caption class="visually-hidden">Users</caption>

@@ -13,6 +13,11 @@ export interface DeviceRecord {
 export interface DeviceFilter extends Page {
   name?: string
   namePattern?: string
+  /**
+   * devicehub extension: text that the name or the id contains, ignoring case (already checked;
+   * LIKE wildcards in it are matched literally).
+   */
+  search?: string
   networkId?: number
   networkName?: string
   deviceTypeId?: number

@@ -25,6 +25,8 @@ export type { DeviceBody, DeviceFields, DeviceView } from './device-schemas.js'
 export interface DeviceListInput extends ListQueryInput {
   name?: string
   namePattern?: string
+  /** devicehub extension: case-insensitive substring of the name or the id (at most {@link SEARCH_MAX_LENGTH}). */
+  search?: string
   networkId?: number
   networkName?: string
   deviceTypeId?: number
@@ -46,7 +48,11 @@ const SORT_FIELDS = { name: 'name', network: 'networkId', devicetype: 'deviceTyp
 const DEVICE_ID = /^[a-zA-Z0-9-]+$/
 const NAME_MESSAGE = 'Field cannot be empty. The length of name should not be more than 128 symbols.'
 
+/** The longest `search` text: a device name is at most 128 characters. */
+export const SEARCH_MAX_LENGTH = 128
+
 export const DeviceMessages = {
+  searchTooLong: `The search text must be at most ${SEARCH_MAX_LENGTH} characters.`,
   badId: 'Device Id can only contain letters, digits and dashes.',
   idTooLong: 'Field cannot be empty. The length of guid should not be more than 48 symbols.',
   noNetwork: 'No access to network!',
@@ -79,11 +85,20 @@ function filterOf (input: DeviceListInput, presence: Presence): DeviceFilter {
   if (input.online !== undefined) filter.presence = { online: input.online, since: presence.freshSince() }
   if (input.name !== undefined) filter.name = input.name
   if (input.namePattern !== undefined) filter.namePattern = input.namePattern
+  const search = checkedSearch(input.search)
+  if (search !== undefined) filter.search = search
   if (input.networkId !== undefined) filter.networkId = input.networkId
   if (input.networkName !== undefined) filter.networkName = input.networkName
   if (input.deviceTypeId !== undefined) filter.deviceTypeId = input.deviceTypeId
   if (input.deviceTypeName !== undefined) filter.deviceTypeName = input.deviceTypeName
   return filter
+}
+
+/** An empty (or blank) search means no search; a longer one than a device name can be is 400. */
+function checkedSearch (value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined
+  if (value.length > SEARCH_MAX_LENGTH) throw badRequest(DeviceMessages.searchTooLong)
+  return value
 }
 
 function optionalId (value: unknown): number | undefined {
@@ -158,14 +173,16 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
     async list (principal, input) {
       requireAction(principal, Action.GetDevice)
       const page = parseListQuery(input, SORT_FIELDS, ctx.limits.maxTake)
+      const filter = filterOf(input, presence)
       if (scopeIsEmpty(principal.scope)) return []
-      return views(await store.devices.list(principal.scope, { ...filterOf(input, presence), ...page }))
+      return views(await store.devices.list(principal.scope, { ...filter, ...page }))
     },
 
     async count (principal, input) {
       requireAction(principal, Action.GetDevice)
+      const filter = filterOf(input, presence)
       if (scopeIsEmpty(principal.scope)) return { count: 0 }
-      return { count: await store.devices.count(principal.scope, filterOf(input, presence)) }
+      return { count: await store.devices.count(principal.scope, filter) }
     },
 
     async get (principal, id) {

@@ -10,6 +10,8 @@ import type { App } from '../types.js'
 const Filter = {
   name: Type.Optional(Type.String()),
   namePattern: Type.Optional(Type.String({ maxLength: 1000 })),
+  // devicehub extension; its length is checked by the service, for a message that says so.
+  search: Type.Optional(Type.String({ description: 'devicehub: case-insensitive text the name or the id contains' })),
   networkId: Type.Optional(IntegerId),
   networkName: Type.Optional(Type.String()),
   deviceTypeId: Type.Optional(IntegerId),

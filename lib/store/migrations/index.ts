@@ -12,6 +12,7 @@ import { presenceMigration } from './0005-presence.js'
 import { stampDrawMigration } from './0006-stamp-draw.js'
 import { pluginGrantsMigration } from './0007-plugin-grants.js'
 import { keptTokenMigration } from './0008-kept-token.js'
+import { deviceNameIndexMigration } from './0009-device-name-index.js'
 
 /** What a migration may vary by dialect: how an identity primary key is declared, and PostgreSQL-only steps. */
 export interface MigrationDialect {
@@ -43,7 +44,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0005-presence': presenceMigration(),
         '0006-stamp-draw': stampDrawMigration(dialect),
         '0007-plugin-grants': pluginGrantsMigration(),
-        '0008-kept-token': keptTokenMigration()
+        '0008-kept-token': keptTokenMigration(),
+        '0009-device-name-index': deviceNameIndexMigration()
       }
     }
   }

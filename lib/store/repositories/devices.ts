@@ -1,7 +1,8 @@
 import type { ExpressionBuilder, Kysely, SelectQueryBuilder, Updateable } from 'kysely'
+import { sql } from 'kysely'
 import type { DeviceFilter, DevicePatch, DeviceRecord, DeviceRepository } from '../../core/devices/device-ports.js'
 import type { DataScope } from '../../core/ports.js'
-import { decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
+import { containsPattern, decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
 import type { Database, DevicesTable } from '../database.js'
 import { applyPage } from '../paging.js'
 import { inTransaction } from './message-clock.js'
@@ -34,6 +35,12 @@ function filtered<O> (query: SelectQueryBuilder<Database, 'devices', O>, scope: 
   if (scope.deviceTypeIds !== 'all') query = query.where('device_type_id', 'in', scope.deviceTypeIds.length === 0 ? [-1] : [...scope.deviceTypeIds])
   if (filter.name !== undefined) query = query.where('name', '=', filter.name)
   if (filter.namePattern !== undefined) query = query.where('name', 'like', filter.namePattern)
+  if (filter.search !== undefined) {
+    // The database's lower() on both sides: case-insensitive on SQLite (case_sensitive_like is on)
+    // and PostgreSQL alike, and a text always finds itself whatever letters it holds.
+    const pattern = sql`lower(${containsPattern(filter.search)})`
+    query = query.where(sql<boolean>`(lower(name) like ${pattern} escape '\\' or lower(device_id) like ${pattern} escape '\\')`)
+  }
   if (filter.networkId !== undefined) query = query.where('network_id', '=', filter.networkId)
   if (filter.deviceTypeId !== undefined) query = query.where('device_type_id', '=', filter.deviceTypeId)
   const networkName = filter.networkName

@@ -1,0 +1,162 @@
+/**
+ * Paged lists: one page at a time from the API (`take`/`skip`), the total from its `/count`
+ * route, and a pager ("51–100 of 100,000", page size, first/previous/next/last, a page jump).
+ * The page, its size and the page's own filters live in the hash (`#/devices?page=3&size=50`),
+ * so a reload or a shared link shows the same page.
+ */
+import { useCallback, useEffect, useState } from 'preact/hooks'
+import type { Api } from './api.js'
+import type { Loaded } from './ui.js'
+import { useLoad } from './ui.js'
+
+export const PAGE_SIZES = [25, 50, 100, 200] as const
+const DEFAULT_SIZE = 50
+/** Fired after a change to the hash query, so every user of it on the page reads it again. */
+const CHANGED = 'devicehub:hash-query'
+
+function hashParts (): [string, URLSearchParams] {
+  const hash = location.hash
+  const at = hash.indexOf('?')
+  return at < 0 ? [hash, new URLSearchParams()] : [hash.slice(0, at), new URLSearchParams(hash.slice(at + 1))]
+}
+
+/** Changes to the hash query: a value of `undefined` or `''` removes the parameter. */
+export type QueryPatch = Record<string, string | number | undefined>
+
+/**
+ * The parameters after `?` in the hash, and a setter. `push` adds a history entry (so Back
+ * returns to the previous page of a list); otherwise the current entry is replaced (typing).
+ */
+export function useHashQuery (): [URLSearchParams, (patch: QueryPatch, push?: boolean) => void] {
+  const [query, setQuery] = useState(() => hashParts()[1])
+  useEffect(() => {
+    const sync = (): void => setQuery(hashParts()[1])
+    const events = ['hashchange', 'popstate', CHANGED]
+    for (const name of events) addEventListener(name, sync)
+    return () => { for (const name of events) removeEventListener(name, sync) }
+  }, [])
+  const update = useCallback((patch: QueryPatch, push = false) => {
+    const [path, params] = hashParts()
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === undefined || value === '') params.delete(key)
+      else params.set(key, String(value))
+    }
+    const text = params.toString()
+    const url = `${location.pathname}${location.search}${path === '' || path === '#' ? '#/' : path}${text === '' ? '' : `?${text}`}`
+    if (url === `${location.pathname}${location.search}${location.hash}`) return
+    if (push) history.pushState(null, '', url)
+    else history.replaceState(null, '', url)
+    dispatchEvent(new Event(CHANGED))
+  }, [])
+  return [query, update]
+}
+
+/** A whole number from the hash, or `fallback` when it is missing or not one in range. */
+function whole (value: string | null, fallback: number, min: number, max: number): number {
+  const n = Number(value)
+  return value !== null && Number.isSafeInteger(n) && n >= min && n <= max ? n : fallback
+}
+
+export interface PagedList<T> extends Loaded<T[]> {
+  /** Rows matching the filters, all pages together; undefined until counted. */
+  total: number | undefined
+  /** 1-based. */
+  page: number
+  size: number
+  pages: number
+  setPage(page: number): void
+  setSize(size: number): void
+}
+
+/**
+ * One page of `GET {path}` and the total of `GET {path}/count`, both with `filters`; the
+ * listing also gets `order` (`sortField`, `sortOrder`). Reloading reloads both.
+ *
+ * @example
+ * const list = usePagedList<Named>(api, '/network', {}, { sortField: 'name' })
+ * // <Pager list={list} noun="network" />
+ */
+export function usePagedList<T> (api: Api, path: string, filters: QueryPatch, order: QueryPatch = {}): PagedList<T> {
+  const [query, update] = useHashQuery()
+  const size = whole(query.get('size'), DEFAULT_SIZE, 1, 1000)
+  const page = whole(query.get('page'), 1, 1, Number.MAX_SAFE_INTEGER)
+  const params = (extra: QueryPatch): string => {
+    const search = new URLSearchParams()
+    for (const [key, value] of Object.entries({ ...filters, ...extra })) if (value !== undefined && value !== '') search.set(key, String(value))
+    return search.toString()
+  }
+  const filterKey = params({})
+  const rows = useLoad(() => api.request<T[]>('GET', `${path}?${params({ ...order, take: size, skip: (page - 1) * size })}`),
+    [path, filterKey, params(order), page, size])
+  const count = useLoad(async () => (await api.request<{ count: number }>('GET', `${path}/count?${filterKey}`)).count, [path, filterKey])
+  const total = count.data
+  const pages = Math.max(1, Math.ceil((total ?? 0) / size))
+
+  // Past the end (rows deleted, a narrower search, an old link): show the last page instead.
+  useEffect(() => {
+    if (total !== undefined && !count.loading && page > pages) update({ page: pages === 1 ? undefined : pages })
+  }, [total, count.loading, page, pages])
+
+  const { reload: reloadRows } = rows
+  const { reload: reloadCount } = count
+  const reload = useCallback(() => { reloadRows(); reloadCount() }, [reloadRows, reloadCount])
+  return {
+    data: rows.data,
+    error: rows.error ?? count.error,
+    loading: rows.loading || count.loading,
+    reload,
+    total,
+    page,
+    size,
+    pages,
+    setPage: (n) => update({ page: n <= 1 ? undefined : Math.min(n, pages) }, true),
+    setSize: (n) => update({ size: n === DEFAULT_SIZE ? undefined : n, page: undefined })
+  }
+}
+
+const number = (n: number): string => n.toLocaleString('en-US')
+
+/** The range shown and the controls to move through the pages of `list`. */
+export function Pager<T> ({ list, noun, id = 'pager' }: { list: PagedList<T>, noun: string, id?: string }) {
+  const { total, page, size, pages } = list
+  const [jump, setJump] = useState(String(page))
+  useEffect(() => setJump(String(page)), [page])
+  if (total === undefined) return null
+  const first = total === 0 ? 0 : (page - 1) * size + 1
+  const last = Math.min(total, page * size)
+  const range = total === 0 ? `No ${noun}s` : `${number(first)}–${number(last)} of ${number(total)}`
+  const go = (n: number): void => { if (n >= 1 && n <= pages && n !== page) list.setPage(n) }
+  return (
+    <nav class="pager" aria-label={`Pages of ${noun}s`}>
+      <span class="pager-range" id={`${id}-range`} role="status">{range}</span>
+      <span class="pager-buttons">
+        <button type="button" class="secondary" disabled={page <= 1} onClick={() => go(1)} aria-label="First page">« First</button>
+        <button type="button" class="secondary" disabled={page <= 1} onClick={() => go(page - 1)} aria-label="Previous page">‹ Previous</button>
+        <form class="pager-jump" onSubmit={(e) => { e.preventDefault(); go(Number(jump)) }}>
+          <label for={`${id}-page`}>Page</label>
+          <input id={`${id}-page`} type="number" inputMode="numeric" min={1} max={pages} value={jump}
+            onInput={(e) => setJump(e.currentTarget.value)} onChange={(e) => go(Number(e.currentTarget.value))} />
+          <span>of {number(pages)}</span>
+        </form>
+        <button type="button" class="secondary" disabled={page >= pages} onClick={() => go(page + 1)} aria-label="Next page">Next ›</button>
+        <button type="button" class="secondary" disabled={page >= pages} onClick={() => go(pages)} aria-label="Last page">Last »</button>
+      </span>
+      <label class="pager-size">
+        <span>Per page</span>
+        <select value={String(size)} onChange={(e) => list.setSize(Number(e.currentTarget.value))}>
+          {(PAGE_SIZES.includes(size as 25) ? PAGE_SIZES : [...PAGE_SIZES, size].sort((a, b) => a - b)).map((n) => <option key={n} value={String(n)}>{n}</option>)}
+        </select>
+      </label>
+    </nav>
+  )
+}
+
+/** `value` once it has stopped changing for `ms` milliseconds (typing in a search box). */
+export function useDebounced<T> (value: T, ms = 300): T {
+  const [settled, setSettled] = useState(value)
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms)
+    return () => clearTimeout(timer)
+  }, [value, ms])
+  return settled
+}
