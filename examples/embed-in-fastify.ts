@@ -4,7 +4,8 @@
  * Run: node --import tsx examples/embed-in-fastify.ts
  */
 import Fastify from 'fastify'
-import { createDeviceHub, devicehubPlugin, openSqliteStore } from '../lib/index.js'
+import { createDeviceHub, openSqliteStore } from '../lib/index.js'
+import { devicehubPlugin } from '../lib/fastify.js'
 
 export async function main (): Promise<{ health: unknown, info: unknown }> {
   const store = await openSqliteStore(':memory:')

@@ -6,7 +6,7 @@
  * Run: node --import tsx examples/plugin-logger.ts (starts its own in-memory server)
  */
 import { WebSocket } from 'ws'
-import { startServer } from '../lib/index.js'
+import { startServer } from '../lib/server.js'
 
 export function runPlugin (proxyEndpoint: string, accessToken: string, topic: string, onEvent: (event: any, cursor: string) => void, cursor?: string): WebSocket { // eslint-disable-line @typescript-eslint/no-explicit-any
   const ws = new WebSocket(proxyEndpoint)

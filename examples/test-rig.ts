@@ -4,7 +4,7 @@
  *
  * Run: node --import tsx examples/test-rig.ts
  */
-import { startServer } from '../lib/index.js'
+import { startServer } from '../lib/server.js'
 
 export async function main (): Promise<{ url: string, info: { apiVersion: string } }> {
   const server = await startServer({ db: ':memory:', port: 0 })

@@ -1,9 +1,16 @@
 /**
- * devicehub's public API. Named exports only.
+ * devicehub's public API, root entry: the hub and its ports, with no web framework and no database
+ * driver loaded. Named exports only. The other entries, by concept:
+ * - `devicehub/server`: `startServer()`, from nothing to a listening server in one call;
+ * - `devicehub/fastify`: the Fastify app and plugins (`buildServer`, `devicehubPlugin`, `devicehubWebSocketPlugin`);
+ * - `devicehub/postgres`: the PostgreSQL store and doorbell (needs the optional `pg`);
+ * - `devicehub/testing`: the test rig and clients.
+ * `openSqliteStore` stays here: SQLite is the default store, and its native driver loads only
+ * when a store is opened.
  *
  * @example
- * import { startServer } from 'devicehub'
- * const server = await startServer({ db: ':memory:', port: 0 })
+ * import { createDeviceHub, openSqliteStore } from 'devicehub'
+ * const hub = await createDeviceHub({ store: await openSqliteStore(':memory:') })
  */
 export { createDeviceHub } from './core/devicehub.js'
 export type { DeviceHub, DeviceHubOptions } from './core/devicehub.js'
@@ -24,28 +31,13 @@ export type { Doorbell, DoorbellEvent } from './core/realtime/doorbell.js'
 export { DEFAULT_PRESENCE } from './core/presence/presence-service.js'
 export type { DevicePresence, Presence, PresenceSettings } from './core/presence/presence-service.js'
 export { createMemoryDoorbell } from './core/realtime/memory-doorbell.js'
-export { createPostgresDoorbell } from './doorbells/postgres-doorbell.js'
-export type { PostgresDoorbell, PostgresDoorbellOptions } from './doorbells/postgres-doorbell.js'
-export { buildServer } from './http/build-server.js'
-export type { BuildServerOptions } from './http/build-server.js'
-export type { MetricsOptions } from './http/metrics.js'
-export { devicehubPlugin } from './http/plugin.js'
-export type { DeviceHubPluginOptions } from './http/plugin.js'
-export { devicehubWebSocketPlugin, ensureWebSocketSupport, installWebSocketRoute } from './http/websocket/websocket-routes.js'
-export type { DevicehubWebSocketPluginOptions, WebSocketOptions, WebSocketRouteOptions } from './http/websocket/websocket-routes.js'
-export { webSocketRegistry } from './http/websocket/registry.js'
-export type { PluginProxyOptions } from './http/plugin-proxy/route.js'
 export type { PluginConnection, PluginDelivery, PluginDeliveryItem, PluginMember } from './core/plugins/plugin-delivery.js'
 export { decodeFeedCursor, encodeFeedCursor } from './core/realtime/message-feed.js'
 export type { FeedPosition } from './core/realtime/message-feed.js'
-export type { WebSocketRegistry } from './http/websocket/registry.js'
 export { iterateStream } from './core/realtime/message-stream.js'
 export type { MessageStream, StreamItem, StreamSink } from './core/realtime/message-stream.js'
 export type { SubscribeTargets } from './core/realtime/subscribe-scope.js'
 export type { NotificationSubscribeInput } from './core/notifications/notification-service.js'
 export type { CommandSubscribeInput } from './core/commands/command-service.js'
 export { openSqliteStore } from './store/dialects/sqlite.js'
-export { openPostgresStore } from './store/dialects/postgres.js'
-export type { PostgresStoreOptions } from './store/dialects/postgres.js'
-export { startServer } from './start-server.js'
-export type { RunningServer, StartServerOptions } from './start-server.js'
+export type { SqliteStoreOptions } from './store/dialects/sqlite.js'

@@ -50,6 +50,10 @@ t.test('the declarations compile strictly without pg; the README snippets compil
     symlinkSync(join(modules, name), join(dir, 'node_modules', name))
   }
   const declarations = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.d.ts'))
+  // Each entry point (devicehub, devicehub/server, /fastify, /postgres, /testing) has its declarations.
+  for (const [subpath, entry] of Object.entries(pkg.exports as Record<string, { types: string }>)) {
+    t.ok(declarations.includes(entry.types.replace(/^\.\/dist\//, '')), `${subpath}: ${entry.types} is emitted`)
+  }
   for (const file of declarations) {
     const text = readFileSync(join(installed, 'dist', file), 'utf8')
     t.notMatch(text, /from ['"]pg['"]|import\(['"]pg['"]\)/, `${file} does not import pg`)

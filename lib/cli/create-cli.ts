@@ -12,26 +12,10 @@ import { runServe } from './serve.js'
 import { parseDuration } from './duration.js'
 import { runSimulation } from './simulate.js'
 import { registerUserCommands } from './user.js'
+import type { CliIo } from './cli-io.js'
+import { defaultIo } from './cli-io.js'
 
-export interface CliIo {
-  out: (line: string) => void
-  err: (line: string) => void
-  env: NodeJS.ProcessEnv
-  /** stderr is a terminal: progress may rewrite one line. */
-  isTTY?: boolean
-  /** Rewrites the progress line (terminals only). */
-  progress?: (line: string) => void
-  /** Aborted on SIGINT/SIGTERM (long-running commands stop cleanly). */
-  signal?: AbortSignal
-}
-
-const defaultIo: CliIo = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-  env: process.env,
-  isTTY: process.stderr.isTTY,
-  progress: (line) => process.stderr.write(`\r${line.slice(0, (process.stderr.columns || 120) - 1)}\x1b[K`)
-}
+export type { CliIo } from './cli-io.js'
 
 function integer (min: number, max: number) {
   return (value: string): number => {
@@ -76,7 +60,8 @@ function presenceWindow (value: string): number {
 
 const dbOption = (): Option => new Option('--db <location>', 'SQLite file, :memory:, or a postgres:// URL')
   .env('DEVICEHUB_DB').default('./devicehub.db')
-const secretOption = (): Option => new Option('--jwt-secret <secret>', 'JWT signing secret (else stored in the database; also read from JWT_SECRET)')
+const secretOption = (): Option => new Option('--jwt-secret <secret>',
+  'JWT signing secret (else stored in the database; also read from JWT_SECRET)')
   .env('DEVICEHUB_JWT_SECRET')
 const keyDerivationOption = (): Option => new Option('--jwt-key-derivation <mode>',
   'auto = DeviceHive\'s key for a canonical Base64 secret, else the whole secret; devicehive = DeviceHive\'s for any secret ' +
@@ -98,30 +83,41 @@ export function createCli (io: CliIo = defaultIo): Command {
   program.command('serve')
     .description('start the REST server (SQLite by default; prints its URL and how to get a token)')
     .addOption(new Option('--port <port>', 'TCP port; 0 picks a free one').env('DEVICEHUB_PORT').default(8080).argParser(integer(0, 65535)))
-    .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 for devices on your network').env('DEVICEHUB_HOST').default('127.0.0.1'))
+    .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 for devices on your network')
+      .env('DEVICEHUB_HOST').default('127.0.0.1'))
     .addOption(new Option('--base-path <path>', 'REST base path (a leading / is added)').env('DEVICEHUB_BASE_PATH').default('/api/rest'))
     .addOption(dbOption())
     .addOption(secretOption())
     .addOption(keyDerivationOption())
-    .addOption(new Option('--admin-login <login>', 'login of the admin created on first start').env('DEVICEHUB_ADMIN_LOGIN').default('dhadmin'))
-    .addOption(new Option('--admin-password <password>', 'password of the admin created on first start (else generated and printed once)').env('DEVICEHUB_ADMIN_PASSWORD'))
-    .addOption(new Option('--access-token-lifetime <duration>', 'access token lifetime, with a unit: ms, s, m, h or d').env('DEVICEHUB_ACCESS_TOKEN_LIFETIME').default(30 * 60_000, '30m').argParser(duration))
-    .addOption(new Option('--refresh-token-lifetime <duration>', 'refresh token lifetime, with a unit: ms, s, m, h or d').env('DEVICEHUB_REFRESH_TOKEN_LIFETIME').default(182 * 86_400_000, '182d').argParser(duration))
-    .addOption(new Option('--retention <duration>', 'how long commands and notifications are kept, with a unit: ms, s, m, h or d').env('DEVICEHUB_RETENTION').default(30 * 86_400_000, '30d').argParser(duration))
-    .addOption(new Option('--presence-window <duration>', 'a device seen within this window is online (at least 1s)').env('DEVICEHUB_PRESENCE_WINDOW')
-      .default(60_000, '60s').argParser(presenceWindow))
-    .addOption(new Option('--presence-notifications', 'send $device-online / $device-offline notifications').env('DEVICEHUB_PRESENCE_NOTIFICATIONS').default(false))
+    .addOption(new Option('--admin-login <login>', 'login of the admin created on first start')
+      .env('DEVICEHUB_ADMIN_LOGIN').default('dhadmin'))
+    .addOption(new Option('--admin-password <password>', 'password of the admin created on first start (else generated and printed once)')
+      .env('DEVICEHUB_ADMIN_PASSWORD'))
+    .addOption(new Option('--access-token-lifetime <duration>', 'access token lifetime, with a unit: ms, s, m, h or d')
+      .env('DEVICEHUB_ACCESS_TOKEN_LIFETIME').default(30 * 60_000, '30m').argParser(duration))
+    .addOption(new Option('--refresh-token-lifetime <duration>', 'refresh token lifetime, with a unit: ms, s, m, h or d')
+      .env('DEVICEHUB_REFRESH_TOKEN_LIFETIME').default(182 * 86_400_000, '182d').argParser(duration))
+    .addOption(new Option('--retention <duration>', 'how long commands and notifications are kept, with a unit: ms, s, m, h or d')
+      .env('DEVICEHUB_RETENTION').default(30 * 86_400_000, '30d').argParser(duration))
+    .addOption(new Option('--presence-window <duration>', 'a device seen within this window is online (at least 1s)')
+      .env('DEVICEHUB_PRESENCE_WINDOW').default(60_000, '60s').argParser(presenceWindow))
+    .addOption(new Option('--presence-notifications', 'send $device-online / $device-offline notifications')
+      .env('DEVICEHUB_PRESENCE_NOTIFICATIONS').default(false))
     .addOption(new Option('--no-console', 'do not serve the web console at <context>/console').env('DEVICEHUB_NO_CONSOLE'))
-    .addOption(new Option('--max-take <n>', 'largest page a list returns (a larger take is capped)').env('DEVICEHUB_MAX_TAKE').default(10_000).argParser(integer(1, 1_000_000)))
+    .addOption(new Option('--max-take <n>', 'largest page a list returns (a larger take is capped)')
+      .env('DEVICEHUB_MAX_TAKE').default(10_000).argParser(integer(1, 1_000_000)))
     .addOption(new Option('--durability <mode>',
       'full = acknowledged writes survive a power failure (slower writes); normal = they survive a crash of devicehub')
       .env('DEVICEHUB_DURABILITY').choices(['normal', 'full'])
       .default(undefined, 'normal on SQLite, the server\'s setting (full) on PostgreSQL'))
     .addOption(new Option('--public-url <url>', 'the origin clients use, e.g. https://iot.example.com: it starts the WebSocket ' +
-      'and plugin proxy URLs the server reports (default: the address each client connected to)').env('DEVICEHUB_PUBLIC_URL').argParser(publicUrl))
-    .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes').env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
+      'and plugin proxy URLs the server reports (default: the address each client connected to)')
+      .env('DEVICEHUB_PUBLIC_URL').argParser(publicUrl))
+    .addOption(new Option('--body-limit <bytes>', 'largest request body, in bytes')
+      .env('DEVICEHUB_BODY_LIMIT').default(1024 * 1024).argParser(integer(1024, 64 * 1024 * 1024)))
     .addOption(new Option('--trust-proxy <proxies>', 'behind a reverse proxy: its addresses or CIDR ranges (comma-separated), ' +
-      'whose X-Forwarded-For then names the client (login throttling counts per client)').env('DEVICEHUB_TRUST_PROXY').argParser(trustProxy))
+      'whose X-Forwarded-For then names the client (login throttling counts per client)')
+      .env('DEVICEHUB_TRUST_PROXY').argParser(trustProxy))
     .addOption(new Option('--log-level <level>', 'log level').env('DEVICEHUB_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .addOption(new Option('--log-format <format>', 'pretty (one readable line per record) or json (JSON lines)')
@@ -161,7 +157,8 @@ export function createCli (io: CliIo = defaultIo): Command {
       })
       try {
         if (hub.bootstrap.generatedPassword !== undefined) {
-          io.err(`Initialised ${describeLocation(options.db)}: admin '${hub.bootstrap.adminLogin}' password: ${hub.bootstrap.generatedPassword}`)
+          const { adminLogin, generatedPassword } = hub.bootstrap
+          io.err(`Initialised ${describeLocation(options.db)}: admin '${adminLogin}' password: ${generatedPassword}`)
         }
         const user = await store.users.findByLogin(options.login)
         if (user === undefined) throw new Error(`No user with login '${options.login}'`)
@@ -182,7 +179,8 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--devices <n>', 'number of devices').default(10).argParser(integer(1, 100_000)))
     .addOption(new Option('--rate <n>', 'notifications per second, whole fleet').default(10).argParser(integer(0, 1_000_000)))
     .addOption(new Option('--prefix <prefix>', 'device id prefix (ids are <prefix>1 ... <prefix>N)').default('sim-'))
-    .addOption(new Option('--duration <duration>', 'how long to run (e.g. 30s, 5m; 0 = until Ctrl-C)').default(0, 'until Ctrl-C').argParser((v) => v.trim() === '0' ? 0 : duration(v)))
+    .addOption(new Option('--duration <duration>', 'how long to run (e.g. 30s, 5m; 0 = until Ctrl-C)')
+      .default(0, 'until Ctrl-C').argParser((v) => v.trim() === '0' ? 0 : duration(v)))
     .addOption(new Option('--network-id <id>', 'network to register the devices in').argParser(integer(1, 2 ** 31 - 1)))
     .addOption(new Option('--transport <transport>', 'how devices receive commands').choices(['rest', 'websocket']).default('rest'))
     .action(async (options) => {

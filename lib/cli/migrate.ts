@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { sql } from 'kysely'
 import type { KyselyStore } from '../store/kysely-store.js'
 import { describeLocation, isSqliteFile, openStore } from '../store/open-store.js'
-import type { CliIo } from './create-cli.js'
+import type { CliIo } from './cli-io.js'
 
 /** Names of the migrations the database has run (none for a new database). */
 async function appliedMigrations (store: KyselyStore): Promise<string[]> {

@@ -9,7 +9,7 @@ import type { LogFormat } from './logger.js'
 import { createLoggerOptions } from './logger.js'
 import { keepYoungGenerationSmall } from './memory-tuning.js'
 import { describeLocation } from '../store/open-store.js'
-import type { CliIo } from './create-cli.js'
+import type { CliIo } from './cli-io.js'
 import { checkAdminPassword, checkBasePath } from './serve-checks.js'
 
 export interface ServeOptions {

@@ -8,7 +8,7 @@ import { createRestClient } from '../client/rest-client.js'
 import type { RestClient } from '../client/rest-client.js'
 import { createSimulatedDevice } from '../client/simulated-device.js'
 import type { SimulatedDevice } from '../client/simulated-device.js'
-import type { CliIo } from './create-cli.js'
+import type { CliIo } from './cli-io.js'
 
 export interface SimulateOptions {
   url: string

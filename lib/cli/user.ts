@@ -17,7 +17,7 @@ import { UserRole, UserStatus } from '../core/users/user-ports.js'
 import { UserMessages } from '../core/users/user-service.js'
 import type { KyselyStore } from '../store/kysely-store.js'
 import { openStore } from '../store/open-store.js'
-import type { CliIo } from './create-cli.js'
+import type { CliIo } from './cli-io.js'
 
 const ROLE_NAMES: Record<number, string> = { [UserRole.Administrator]: 'admin', [UserRole.Client]: 'client' }
 const STATUS_NAMES: Record<number, string> = { [UserStatus.Active]: 'active', [UserStatus.LockedOut]: 'locked', [UserStatus.Disabled]: 'disabled' }

@@ -2,7 +2,7 @@
 import type { AuthService } from './auth/auth-service.js'
 import type { HistoryPurger } from './devices/history-purge.js'
 import type { Logger, Store } from './ports.js'
-import type { Presence } from './presence/presence-service.js'
+import type { Presence } from './presence/presence.js'
 import type { WaiterRegistry } from './realtime/cancellation.js'
 import type { Doorbell } from './realtime/doorbell.js'
 import type { Clock } from './time.js'

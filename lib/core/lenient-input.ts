@@ -107,7 +107,8 @@ function normaliseObject (schema: InputSchema, value: Record<string, unknown>, o
     }
     // Where no string is expected, "" is null: in a query string always, in a body where the
     // field may be null, over REST and WebSocket alike (issue #23; Ajv's coercion read it so).
-    const empty = item === '' && !isOpen(property) && !names(property, 'string') && (options.emptyIsNull === true || names(property, 'null'))
+    const empty = item === '' && !isOpen(property) && !names(property, 'string') &&
+      (options.emptyIsNull === true || names(property, 'null'))
     const given = empty ? null : item
     if (given === null && !required.includes(key)) continue
     result[key] = normalise(property, given, options)

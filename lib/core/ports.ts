@@ -14,25 +14,10 @@ import type { MessageFeedRepository } from './realtime/message-feed.js'
 import type { PresenceRepository } from './presence/presence-ports.js'
 import type { UserRepository } from './users/user-ports.js'
 
-export type JsonObject = { [key: string]: unknown }
-
-/**
- * What a caller may see, as plain ids: `'all'` or an explicit list (possibly empty, which
- * means nothing). Devices are visible when both their network and their type are.
- */
-export interface DataScope {
-  readonly networkIds: 'all' | readonly number[]
-  readonly deviceTypeIds: 'all' | readonly number[]
-}
-
-export const FULL_SCOPE: DataScope = { networkIds: 'all', deviceTypeIds: 'all' }
-
-/** Common list parameters after validation (spec §1.7). */
-export interface Page {
-  readonly take?: number
-  readonly skip?: number
-  readonly sortOrder?: 'ASC' | 'DESC'
-}
+// The plain values every port shares live in a leaf module (values.ts), so that the areas'
+// ports can use them without importing this file, which imports theirs.
+export type { DataScope, JsonObject, Page } from './values.js'
+export { FULL_SCOPE } from './values.js'
 
 /**
  * The storage port. Every repository method is one short statement or transaction;

@@ -147,14 +147,14 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
     }
   })
   const metricsOptions = options.metrics === true ? {} : options.metrics === false ? undefined : options.metrics
-  // WebSocket gauges read this hub's session registry at scrape time (the routes create it).
+  // WebSocket gauges read the app's session registry at scrape time (set up with the WebSocket server below).
   const hub = options.hub
   const metrics = metricsOptions === undefined
     ? undefined
     : installMetrics(app, hub, {
       webSocket: {
-        sessions: () => webSocketRegistry(hub).sessions,
-        subscriptions: () => webSocketRegistry(hub).subscriptions
+        sessions: () => webSocketRegistry(app).sessions,
+        subscriptions: () => webSocketRegistry(app).subscriptions
       },
       ...metricsOptions
     })

@@ -115,7 +115,8 @@ const restPlugin: FastifyPluginAsync<DeviceHubPluginOptions> = async (instance, 
 
   if (options.webSocket !== false) {
     await ensureWebSocketSupport(instance, options.webSocket)
-    instance.addHook('preClose', async () => webSocketRegistry(hub).closeAll())
+    const registry = webSocketRegistry(instance)
+    instance.addHook('preClose', async () => registry.closeAll())
     installWebSocketRoute(instance, '/websocket', { ...options.webSocket, hub, basePath, origin })
   }
 }

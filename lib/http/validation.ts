@@ -28,6 +28,7 @@ interface RouteSchema { schema: FastifySchema, httpPart?: string, httpStatus?: s
 /** One Ajv for the process; Ajv itself caches compiled schemas by object. */
 const compileValidator = AjvCompiler()({}, { customOptions: {} }) as unknown as (route: RouteSchema) => Validate
 const compileSerializer = SerializerSelector()({ ErrorBody }, {}) as unknown as (route: RouteSchema) => Serialize
+// Memo caches (compiled code by schema text, immutable once built): not per-app state.
 const validators = new Map<string, Validate>()
 const serializers = new Map<string, Serialize>()
 

@@ -16,13 +16,17 @@ interface WebSocketUrlSettings {
   origin?: OriginPolicy
 }
 
-// Keyed by the encapsulated devicehub instance, so route modules that only receive `app`
+// A decorator of the encapsulated devicehub instance, so route modules that only receive `app`
 // report the same URL as `/info`, including a configured override.
-const settingsByApp = new WeakMap<object, WebSocketUrlSettings>()
+const DECORATOR = 'devicehubWebSocketUrl'
 
-/** Records the REST base and the optional fixed URL for the routes of `app`. */
+/** Records the REST base and the optional fixed URL for the routes of `app` (once per instance). */
 export function configureWebSocketUrl (app: FastifyInstance, settings: WebSocketUrlSettings): void {
-  settingsByApp.set(app, settings)
+  app.decorate(DECORATOR, settings)
+}
+
+function settingsOf (app: FastifyInstance): WebSocketUrlSettings {
+  return app.hasDecorator(DECORATOR) ? app.getDecorator<WebSocketUrlSettings>(DECORATOR) : { basePath: app.prefix }
 }
 
 /**
@@ -33,7 +37,7 @@ export function configureWebSocketUrl (app: FastifyInstance, settings: WebSocket
  * webSocketServerUrl(app, request) // 'ws://example.org:8080/api/websocket'
  */
 export function webSocketServerUrl (app: FastifyInstance, request: FastifyRequest): string {
-  const settings = settingsByApp.get(app) ?? { basePath: app.prefix }
+  const settings = settingsOf(app)
   if (settings.override !== undefined) return settings.override
   return `${requestOrigin(request, settings.origin ?? {}, 'ws')}${contextPath(settings.basePath)}/websocket`
 }
@@ -46,7 +50,7 @@ export function webSocketServerUrl (app: FastifyInstance, request: FastifyReques
  * pluginProxyUrl(app, request) // 'ws://example.org:8080/api/plugin/proxy'
  */
 export function pluginProxyUrl (app: FastifyInstance, request: FastifyRequest): string {
-  const settings = settingsByApp.get(app) ?? { basePath: app.prefix }
+  const settings = settingsOf(app)
   if (settings.pluginProxyOverride !== undefined) return settings.pluginProxyOverride
   return `${requestOrigin(request, settings.origin ?? {}, 'ws')}${contextPath(settings.basePath)}/plugin/proxy`
 }

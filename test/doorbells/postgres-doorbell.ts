@@ -10,7 +10,8 @@ import type { PostgresDoorbell, PostgresDoorbellOptions } from '../../lib/doorbe
 import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
 import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
 import { doorbellContract } from '../fixtures/doorbell-contract.js'
-import { dropSchema, openTestStore, testPostgresUrl, uniqueSchemaName } from '../fixtures/store.js'
+import { dropSchema, openTestStore, uniqueSchemaName } from '../fixtures/store.js'
+import { postgresTest } from '../fixtures/pg-database.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -42,15 +43,12 @@ t.test('the wire form carries the written record when it fits, and only a record
   }
 })
 
-const url = testPostgresUrl()
 
-if (url === undefined) {
-  t.skip('DEVICEHUB_TEST_PG_URL not set: the PostgreSQL doorbell tests did not run', () => {})
-} else {
-  runPostgresTests(url)
-}
+postgresTest('the PostgreSQL doorbell', async (t, url) => {
+  runPostgresTests(t, url)
+})
 
-function runPostgresTests (url: string): void {
+function runPostgresTests (t: Tap, url: string): void {
   /** A channel of its own per test, so test files running in parallel never hear each other. */
   const newChannel = (): string => `devicehub_test_${randomBytes(6).toString('hex')}`
 

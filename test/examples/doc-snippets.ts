@@ -50,7 +50,7 @@ const NOT_RUNNABLE: Array<{ file: string, has: string, why: string }> = [
   { file: 'docs/plugins.md', has: '{"id":"s2"', why: 'a sample frame' },
   { file: 'docs/realtime.md', has: '"action": "authenticate"', why: 'a protocol transcript' },
   { file: 'docs/realtime.md', has: '"action": "notification/subscribe"', why: 'a protocol transcript' },
-  { file: 'docs/realtime.md', has: 'ensureWebSocketSupport(app)', why: 'a fragment (hub comes from README\'s embedding example, which runs)' },
+  { file: 'docs/realtime.md', has: 'app.register(fastifyWebsocket)', why: 'a fragment (hub comes from README\'s embedding example, which runs)' },
   { file: 'docs/realtime.md', has: 'id: 1795357294180', why: 'a sample event stream' },
   { file: 'docs/testing.md', has: '"type":"frame"', why: 'a sample transcript' }
 ]

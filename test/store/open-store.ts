@@ -2,7 +2,8 @@ import t from 'tap'
 import pg from 'pg'
 import { createCli } from '../../lib/cli/create-cli.js'
 import { describeLocation, isPostgresUrl, openStore } from '../../lib/store/open-store.js'
-import { dropSchema, testPostgresUrl, uniqueSchemaName } from '../fixtures/store.js'
+import { dropSchema, uniqueSchemaName } from '../fixtures/store.js'
+import { postgresTest } from '../fixtures/pg-database.js'
 
 t.test('postgres:// and postgresql:// URLs pick PostgreSQL', async (t) => {
   t.ok(isPostgresUrl('postgres://u@h/db'))
@@ -18,11 +19,8 @@ t.test('a SQLite location opens SQLite', async (t) => {
   t.equal(store.dialect, 'sqlite')
 })
 
-const url = testPostgresUrl()
 
-if (url === undefined) {
-  t.skip('DEVICEHUB_TEST_PG_URL not set: openStore and `devicehub migrate` on PostgreSQL did not run', () => {})
-} else {
+postgresTest('openStore and `devicehub migrate` on PostgreSQL', async (t, url) => {
   /** A URL whose connections use a fresh schema of their own (the URL's `options` parameter). */
   const schemaUrl = async (t: { teardown(fn: () => unknown): void }): Promise<string> => {
     const schema = uniqueSchemaName()
@@ -63,4 +61,4 @@ if (url === undefined) {
     t.equal(out.length, 2)
     t.match(out[1], /is up to date \(\d+ migrations, the last \d{4}-[\w-]+\); nothing to apply\./)
   })
-}
+})

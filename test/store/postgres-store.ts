@@ -3,8 +3,9 @@ import t from 'tap'
 import { createMigrationProvider, postgresMigrationDialect } from '../../lib/store/migrations/index.js'
 import { DeviceHubError } from '../../lib/core/errors.js'
 import { openPostgresStore, postgresDialect } from '../../lib/store/dialects/postgres.js'
-import { storeContract } from '../fixtures/store-contract.js'
-import type { Tap } from '../fixtures/store-contract.js'
+import type { Test } from 'tap'
+import { storeContract } from '../../lib/testing/contracts/store-contract.js'
+import { runContract } from '../fixtures/contract.js'
 import { dropSchema, testPostgresUrl, uniqueSchemaName } from '../fixtures/store.js'
 
 const url = testPostgresUrl()
@@ -26,7 +27,7 @@ t.test('a schema name must be a plain lower-case identifier', async (t) => {
 if (url === undefined) {
   t.skip('DEVICEHUB_TEST_PG_URL not set: the PostgreSQL store contract did not run', () => {})
 } else {
-  const open = async (t: Tap, options: { migrate?: boolean } = {}) => {
+  const open = async (t: Test, options: { migrate?: boolean } = {}) => {
     const schema = uniqueSchemaName()
     const store = await openPostgresStore(url, { schema, maxConnections: 4, ...options })
     t.teardown(async () => {
@@ -36,7 +37,9 @@ if (url === undefined) {
     return { store, schema }
   }
 
-  storeContract(t, async (t) => (await open(t)).store)
+  t.test('the store contract', async (t) => {
+    runContract(t, storeContract, { make: async (t) => ({ store: (await open(t)).store }) })
+  })
 
   t.test('schemas isolate stores; reopening migrates nothing twice', async (t) => {
     const a = await open(t)

@@ -70,6 +70,7 @@ export function expandActions (claim: readonly number[] | null | undefined): Rea
   return expand(claim)
 }
 
+// A memo cache of expansions of immutable claim arrays.
 const expanded = new WeakMap<readonly number[], ReadonlySet<Action>>()
 
 function expand (claim: readonly number[]): ReadonlySet<Action> {

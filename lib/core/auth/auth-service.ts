@@ -146,93 +146,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
     }
   }
 
-  /** The LOCKED policy: only when an operator set `user.login.maxAttempts` explicitly (> 0). */
-  async function lockAfter (): Promise<number | undefined> {
-    const row = await store.configuration.get('user.login.maxAttempts')
-    const value = row === undefined ? NaN : Number(row.value)
-    return Number.isSafeInteger(value) && value > 0 ? value : undefined
-  }
-
-  async function numericSetting (name: string, fallback: number): Promise<number> {
-    const row = await store.configuration.get(name)
-    const value = row === undefined ? NaN : Number(row.value)
-    return Number.isFinite(value) && value >= 0 ? value : fallback
-  }
-
-  async function touchLastLogin (user: UserRecord, extra: UserPatch = {}): Promise<void> {
-    const timeout = await numericSetting('user.login.lastTimeout', DEFAULT_LAST_LOGIN_TIMEOUT_MS)
-    const now = clock.now()
-    const patch: UserPatch = { ...extra }
-    if (user.lastLogin === null || user.lastLogin < now - timeout) patch.lastLogin = now
-    if (Object.keys(patch).length > 0) await store.users.update(user.id, patch)
-  }
-
-  async function loginClaims (user: UserRecord): Promise<Claims> {
-    if (user.role === UserRole.Administrator) return { u: user.id, a: [A.Any], n: ['*'], dt: ['*'], v: user.tokenVersion }
-    const networks = await store.users.networkIds(user.id)
-    const deviceTypes = user.allDeviceTypesAvailable ? ['*'] : (await store.users.deviceTypeIds(user.id)).map(String)
-    return { u: user.id, a: [...CLIENT_ACTIONS], n: networks.map(String), dt: deviceTypes, v: user.tokenVersion }
-  }
-
-  function pair (claims: Claims, accessE: number, refreshE: number): TokenPair {
-    return {
-      accessToken: jwt.sign(userPayload(claims, accessE, TokenType.Access)),
-      refreshToken: jwt.sign(userPayload(claims, refreshE, TokenType.Refresh))
-    }
-  }
-
-  async function assignmentsOf (user: UserRecord): Promise<{ networkIds: number[], deviceTypeIds: number[] }> {
-    const admin = user.role === UserRole.Administrator
-    return {
-      networkIds: admin ? [] : await store.users.networkIds(user.id),
-      deviceTypeIds: user.allDeviceTypesAvailable ? [] : await store.users.deviceTypeIds(user.id)
-    }
-  }
-
-  // The principal of a token is rebuilt only when what it is built from changed: the same token
-  // string with an equal user and equal assignments gets the object of its last request (a
-  // principal is never modified), so parked polls of one token share one.
-  const principals = new Map<string, RememberedPrincipal>()
-
-  function userPrincipal (token: string, payload: UserTokenPayload, user: UserRecord, assignments: Assignments): UserPrincipal {
-    const known = principals.get(token)
-    if (known !== undefined && sameUser(known.principal.user, user) &&
-      sameIds(known.assignments.networkIds, assignments.networkIds) && sameIds(known.assignments.deviceTypeIds, assignments.deviceTypeIds)) {
-      return known.principal
-    }
-    const principal = createUserPrincipal(user, payload, assignments)
-    if (principals.size >= REMEMBERED_PRINCIPALS) principals.clear()
-    principals.set(token, { principal, assignments })
-    return principal
-  }
-
-  async function verifyAccessToken (token: string): Promise<{ principal: Principal } | { failure: AuthFailure }> {
-    let payload: TokenPayload
-    try {
-      payload = jwt.decode(token)
-    } catch (error) {
-      if (error instanceof TokenRejectedError) return { failure: 'invalid' }
-      throw error
-    }
-    if (payload.t !== TokenType.Access) return { failure: 'type' }
-    if (payload.e < clock.now()) return { failure: 'expired' }
-    if (isUserPayload(payload)) {
-      const user = await store.users.findById(payload.u)
-      if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
-      // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, but
-      // for the one token that changed its own user's password (D11).
-      if ((payload.v ?? 0) !== user.tokenVersion && (user.keptToken === undefined || user.keptToken !== tokenId(payload))) {
-        return { failure: 'subject' }
-      }
-      return { principal: userPrincipal(token, payload, user, await assignmentsOf(user)) }
-    }
-    if (payload.tpc === '') return { failure: 'subject' }
-    const plugin = await store.plugins.findByTopic(payload.tpc)
-    if (plugin === undefined) return { failure: 'subject' }
-    const owner = await store.users.findById(plugin.userId)
-    if (owner === undefined || owner.status !== UserStatus.Active) return { failure: 'subject' }
-    return { principal: createPluginPrincipal(plugin, owner, payload, await assignmentsOf(owner)) }
-  }
+  const { lockAfter, touchLastLogin, loginClaims, pair, verifyAccessToken } = createTokenChecks({ store, jwt, clock })
 
   return {
     sign: (payload) => jwt.sign(payload),
@@ -283,21 +197,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
         const alert = throttle.failed(name, address)
         if (alert !== undefined) raise(alert)
         // Only failures that got past the throttle reach this counter.
-        if (user !== undefined) {
-          const limit = await lockAfter()
-          const attempts = user.loginAttempts + 1
-          // The policy never locks out the last active administrator.
-          const lock = limit !== undefined && attempts >= limit && user.status === UserStatus.Active &&
-            (user.role !== UserRole.Administrator || (await store.users.countActiveAdmins(user.id)) > 0)
-          if (lock) {
-            await store.transaction(async (tx) => {
-              await tx.users.update(user.id, { loginAttempts: 0, status: UserStatus.LockedOut })
-              if (doorbell !== undefined) await revokeUser(doorbell, user.id, tx)
-            })
-          } else {
-            await store.users.update(user.id, { loginAttempts: attempts })
-          }
-        }
+        if (user !== undefined) await countFailedAttempt(store, doorbell, user, await lockAfter())
         throw unauthorized(INVALID_CREDENTIALS)
       }
       throttle.succeeded(name, address)
@@ -391,6 +291,115 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       return pair(await loginClaims(user), now + lifetimes.accessMs, now + lifetimes.refreshMs)
     }
   }
+}
+
+/** One more failed password for `user`; at `limit` (when set) the account is locked and its tokens revoked. */
+async function countFailedAttempt (store: Store, doorbell: Doorbell | undefined, user: UserRecord, limit: number | undefined): Promise<void> {
+  const attempts = user.loginAttempts + 1
+  // The policy never locks out the last active administrator.
+  const lock = limit !== undefined && attempts >= limit && user.status === UserStatus.Active &&
+    (user.role !== UserRole.Administrator || (await store.users.countActiveAdmins(user.id)) > 0)
+  if (lock) {
+    await store.transaction(async (tx) => {
+      await tx.users.update(user.id, { loginAttempts: 0, status: UserStatus.LockedOut })
+      if (doorbell !== undefined) await revokeUser(doorbell, user.id, tx)
+    })
+  } else {
+    await store.users.update(user.id, { loginAttempts: attempts })
+  }
+}
+
+/** The store-backed steps of the service: settings, claims, token pairs, access-token checks. */
+function createTokenChecks ({ store, jwt, clock }: Pick<AuthServiceOptions, 'store' | 'jwt' | 'clock'>) {
+  /** The LOCKED policy: only when an operator set `user.login.maxAttempts` explicitly (> 0). */
+  async function lockAfter (): Promise<number | undefined> {
+    const row = await store.configuration.get('user.login.maxAttempts')
+    const value = row === undefined ? NaN : Number(row.value)
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined
+  }
+
+  async function numericSetting (name: string, fallback: number): Promise<number> {
+    const row = await store.configuration.get(name)
+    const value = row === undefined ? NaN : Number(row.value)
+    return Number.isFinite(value) && value >= 0 ? value : fallback
+  }
+
+  async function touchLastLogin (user: UserRecord, extra: UserPatch = {}): Promise<void> {
+    const timeout = await numericSetting('user.login.lastTimeout', DEFAULT_LAST_LOGIN_TIMEOUT_MS)
+    const now = clock.now()
+    const patch: UserPatch = { ...extra }
+    if (user.lastLogin === null || user.lastLogin < now - timeout) patch.lastLogin = now
+    if (Object.keys(patch).length > 0) await store.users.update(user.id, patch)
+  }
+
+  async function loginClaims (user: UserRecord): Promise<Claims> {
+    if (user.role === UserRole.Administrator) return { u: user.id, a: [A.Any], n: ['*'], dt: ['*'], v: user.tokenVersion }
+    const networks = await store.users.networkIds(user.id)
+    const deviceTypes = user.allDeviceTypesAvailable ? ['*'] : (await store.users.deviceTypeIds(user.id)).map(String)
+    return { u: user.id, a: [...CLIENT_ACTIONS], n: networks.map(String), dt: deviceTypes, v: user.tokenVersion }
+  }
+
+  function pair (claims: Claims, accessE: number, refreshE: number): TokenPair {
+    return {
+      accessToken: jwt.sign(userPayload(claims, accessE, TokenType.Access)),
+      refreshToken: jwt.sign(userPayload(claims, refreshE, TokenType.Refresh))
+    }
+  }
+
+  async function assignmentsOf (user: UserRecord): Promise<{ networkIds: number[], deviceTypeIds: number[] }> {
+    const admin = user.role === UserRole.Administrator
+    return {
+      networkIds: admin ? [] : await store.users.networkIds(user.id),
+      deviceTypeIds: user.allDeviceTypesAvailable ? [] : await store.users.deviceTypeIds(user.id)
+    }
+  }
+
+  // The principal of a token is rebuilt only when what it is built from changed: the same token
+  // string with an equal user and equal assignments gets the object of its last request (a
+  // principal is never modified), so parked polls of one token share one.
+  const principals = new Map<string, RememberedPrincipal>()
+
+  function userPrincipal (token: string, payload: UserTokenPayload, user: UserRecord, assignments: Assignments): UserPrincipal {
+    const known = principals.get(token)
+    if (known !== undefined && sameUser(known.principal.user, user) &&
+      sameIds(known.assignments.networkIds, assignments.networkIds) && sameIds(known.assignments.deviceTypeIds, assignments.deviceTypeIds)) {
+      return known.principal
+    }
+    const principal = createUserPrincipal(user, payload, assignments)
+    if (principals.size >= REMEMBERED_PRINCIPALS) principals.clear()
+    principals.set(token, { principal, assignments })
+    return principal
+  }
+
+  async function verifyAccessToken (token: string): Promise<{ principal: Principal } | { failure: AuthFailure }> {
+    let payload: TokenPayload
+    try {
+      payload = jwt.decode(token)
+    } catch (error) {
+      if (error instanceof TokenRejectedError) return { failure: 'invalid' }
+      throw error
+    }
+    if (payload.t !== TokenType.Access) return { failure: 'type' }
+    if (payload.e < clock.now()) return { failure: 'expired' }
+    if (isUserPayload(payload)) {
+      const user = await store.users.findById(payload.u)
+      if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
+      // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, but
+      // for the one token that changed its own user's password (D11).
+      if ((payload.v ?? 0) !== user.tokenVersion && (user.keptToken === undefined || user.keptToken !== tokenId(payload))) {
+        return { failure: 'subject' }
+      }
+      return { principal: userPrincipal(token, payload, user, await assignmentsOf(user)) }
+    }
+    if (payload.tpc === '') return { failure: 'subject' }
+    const plugin = await store.plugins.findByTopic(payload.tpc)
+    if (plugin === undefined) return { failure: 'subject' }
+    const owner = await store.users.findById(plugin.userId)
+    if (owner === undefined || owner.status !== UserStatus.Active) return { failure: 'subject' }
+    return { principal: createPluginPrincipal(plugin, owner, payload, await assignmentsOf(owner)) }
+  }
+
+  return { lockAfter, touchLastLogin, loginClaims, pair, verifyAccessToken }
 }
 
 const REMEMBERED_PRINCIPALS = 1000

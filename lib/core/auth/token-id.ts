@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import type { UserTokenPayload } from './jwt.js'
 
+// A memo cache: a verified payload is immutable, so its id is too.
 const ids = new WeakMap<UserTokenPayload, string>()
 
 /**

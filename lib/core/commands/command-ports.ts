@@ -1,4 +1,4 @@
-import type { JsonObject, Page } from '../ports.js'
+import type { JsonObject, Page } from '../values.js'
 import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
 
 export interface CommandRecord {

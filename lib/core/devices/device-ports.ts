@@ -1,4 +1,4 @@
-import type { DataScope, JsonObject, Page } from '../ports.js'
+import type { DataScope, JsonObject, Page } from '../values.js'
 
 export interface DeviceRecord {
   id: string

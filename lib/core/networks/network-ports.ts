@@ -1,4 +1,4 @@
-import type { Page } from '../ports.js'
+import type { Page } from '../values.js'
 
 export interface NetworkRecord {
   id: number

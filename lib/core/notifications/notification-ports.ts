@@ -1,5 +1,5 @@
 import type { HighWater, StoreRing } from '../commands/command-ports.js'
-import type { JsonObject, Page } from '../ports.js'
+import type { JsonObject, Page } from '../values.js'
 import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
 
 export interface NotificationRecord {

@@ -127,6 +127,7 @@ export interface StoredPluginFilter {
 
 const ALL_KINDS: ReadonlySet<PluginEventKind> = new Set(['notification', 'command', 'command-update'])
 const KIND_NAMES: Record<string, PluginEventKind> = { notification: 'notification', command: 'command', command_update: 'command-update' }
+// A memo cache: a filter text always parses to the same (immutable) filter.
 const parsedFilters = new Map<string, StoredPluginFilter>()
 
 /**

@@ -1,4 +1,4 @@
-import type { DataScope, Page } from '../ports.js'
+import type { DataScope, Page } from '../values.js'
 
 export const PluginStatus = { ACTIVE: 0, INACTIVE: 1, CREATED: 2 } as const
 export type PluginStatus = (typeof PluginStatus)[keyof typeof PluginStatus]

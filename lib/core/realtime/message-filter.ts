@@ -2,7 +2,7 @@
  * What a message read selects, as plain values: the store turns it into SQL, the long-poll
  * waiter applies the same rules to a live item. Shared by commands and notifications.
  */
-import type { DataScope } from '../ports.js'
+import type { DataScope } from '../values.js'
 
 /** The server-generated device notifications (R3): only delivered when a poll names them. */
 export const SYSTEM_NOTIFICATIONS: readonly string[] = ['$device-add', '$device-update', '$device-online', '$device-offline']

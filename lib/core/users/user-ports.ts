@@ -1,4 +1,4 @@
-import type { JsonObject, Page } from '../ports.js'
+import type { JsonObject, Page } from '../values.js'
 
 export const UserRole = { Administrator: 0, Client: 1 } as const
 export type UserRole = (typeof UserRole)[keyof typeof UserRole]

@@ -13,7 +13,7 @@ import { tokenId } from '../auth/token-id.js'
 import type { ServiceContext } from '../context.js'
 import { DeviceHubError, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
-import type { DataScope } from '../ports.js'
+import type { DataScope, Store } from '../ports.js'
 import { FULL_SCOPE } from '../ports.js'
 import { parseListQuery } from '../networks/list-query.js'
 import { toNamedEntityView } from '../networks/named-entity-service.js'
@@ -168,32 +168,85 @@ function filterOf (principal: Principal, input: UserListInput): UserFilter {
 }
 
 /**
+ * The one rule of every operation on `/user/{id}...`, whatever the verb: an administrator may
+ * act on any user; anyone else only on itself, and any other id (existing or not) answers the
+ * same 403, so nothing tells whether that user exists.
+ */
+function requireUserTarget (principal: Principal, id: number): void {
+  // A plugin token never acts on an account, its owner's included (issue 22).
+  if (principal.kind === 'plugin') throw forbidden()
+  if (!principal.isAdmin && callerId(principal) !== id) throw forbidden(`User with id = ${id} not found`)
+}
+
+/** Refuses to leave the server without an active administrator (inside the write transaction). */
+async function keepAnAdmin (tx: Store, target: UserRecord, after: { role?: UserRole, status?: UserStatus } | 'deleted'): Promise<void> {
+  if (target.role !== UserRole.Administrator || target.status !== UserStatus.Active) return
+  const stays = after !== 'deleted' && (after.role ?? target.role) === UserRole.Administrator &&
+    (after.status ?? target.status) === UserStatus.Active
+  if (stays) return
+  if ((await tx.users.countActiveAdmins(target.id)) === 0) throw forbidden(UserMessages.lastAdmin)
+}
+
+function rethrowConflict (error: unknown): never {
+  if (error instanceof DeviceHubError && error.code === 'CONFLICT') throw forbidden(UserMessages.duplicate)
+  throw error
+}
+
+async function refuseDuplicate (store: Store, login: string, exceptId?: number): Promise<void> {
+  const existing = await store.users.findByLogin(login)
+  if (existing !== undefined && existing.id !== exceptId) throw forbidden(UserMessages.duplicate)
+}
+
+/** The shared update of `PUT /user/{id}` and `PUT /user/current` (§5.8). */
+async function applyUpdate ({ store, doorbell }: ServiceContext, principal: Principal, target: UserRecord, body: UserBody | undefined): Promise<void> {
+  if (body === undefined || body === null) return
+  const self = callerId(principal) === target.id
+  if (!principal.isAdmin) {
+    // D1: no promotion to admin, no password change for someone else.
+    if (body.role === UserRole.Administrator) throw forbidden()
+    if (!self && body.password !== undefined && body.password !== null && body.password !== '') throw forbidden()
+    if (body.login !== undefined || body.status !== undefined || body.role !== undefined) throw forbidden(UserMessages.adminRequired)
+  }
+  const patch: UserPatch = {}
+  if (body.login !== undefined && body.login !== null) {
+    patch.login = checkLogin(body.login)
+    await refuseDuplicate(store, patch.login, target.id)
+  }
+  if (body.password !== undefined && body.password !== null && body.password !== '') {
+    patch.passwordHash = await hashPassword(checkPassword(body.password))
+  }
+  if (body.role !== undefined && body.role !== null) patch.role = checkRole(body.role)
+  if (body.status !== undefined && body.status !== null) patch.status = checkStatus(body.status)
+  // data is always replaced: absent or null clears it (§5.8).
+  patch.data = jsonObjectOrNull(body.data) ?? null
+  const introReviewed = optionalBoolean(body.introReviewed)
+  if (introReviewed !== undefined) patch.introReviewed = introReviewed
+  // D11: a password change spares the token that changed its own user's password.
+  if (patch.passwordHash !== undefined && self && principal.kind === 'user') patch.keepToken = tokenId(principal.token)
+  try {
+    await store.transaction(async (tx) => {
+      const before = await tx.users.findById(target.id)
+      if (before === undefined) throw userNotFound(target.id)
+      await keepAnAdmin(tx, before, patch)
+      const loss = lossOf(before, patch)
+      // A loss of rights spares no token, the caller's included.
+      if (loss === 'rights') delete patch.keepToken
+      if (!(await tx.users.update(target.id, patch))) throw userNotFound(target.id)
+      if (loss === 'rights') await revokeUser(doorbell, target.id, tx)
+      else if (loss === 'password') await revokeTokens(doorbell, target.id, patch.keepToken, tx)
+    })
+  } catch (error) {
+    rethrowConflict(error)
+  }
+}
+
+/**
  * @example
  * const users = createUserService(ctx)
  * const { id } = await users.create(principal, { login: 'alice', password: 'secret-1', role: 1 })
  */
 export function createUserService (ctx: ServiceContext): UserService {
   const { store, doorbell } = ctx
-
-  /**
-   * The one rule of every operation on `/user/{id}...`, whatever the verb: an administrator may
-   * act on any user; anyone else only on itself, and any other id (existing or not) answers the
-   * same 403, so nothing tells whether that user exists.
-   */
-  function requireUserTarget (principal: Principal, id: number): void {
-    // A plugin token never acts on an account, its owner's included (issue 22).
-    if (principal.kind === 'plugin') throw forbidden()
-    if (!principal.isAdmin && callerId(principal) !== id) throw forbidden(`User with id = ${id} not found`)
-  }
-
-  /** Refuses to leave the server without an active administrator (inside the write transaction). */
-  async function keepAnAdmin (tx: typeof store, target: UserRecord, after: { role?: UserRole, status?: UserStatus } | 'deleted'): Promise<void> {
-    if (target.role !== UserRole.Administrator || target.status !== UserStatus.Active) return
-    const stays = after !== 'deleted' && (after.role ?? target.role) === UserRole.Administrator &&
-      (after.status ?? target.status) === UserStatus.Active
-    if (stays) return
-    if ((await tx.users.countActiveAdmins(target.id)) === 0) throw forbidden(UserMessages.lastAdmin)
-  }
 
   async function loadUser (id: number): Promise<UserRecord> {
     const user = await store.users.findById(id)
@@ -207,72 +260,6 @@ export function createUserService (ctx: ServiceContext): UserService {
     const assigned = (await store.users.networkIds(user.id)).filter((id) => scopeAllowsNetwork(scope, id))
     const networks = assigned.length === 0 ? [] : await store.networks.list(assigned, {})
     return { ...toUserListView(user), networks: networks.map(toNamedEntityView) }
-  }
-
-  function rethrowConflict (error: unknown): never {
-    if (error instanceof DeviceHubError && error.code === 'CONFLICT') throw forbidden(UserMessages.duplicate)
-    throw error
-  }
-
-  async function refuseDuplicate (login: string, exceptId?: number): Promise<void> {
-    const existing = await store.users.findByLogin(login)
-    if (existing !== undefined && existing.id !== exceptId) throw forbidden(UserMessages.duplicate)
-  }
-
-  /** The shared update of `PUT /user/{id}` and `PUT /user/current` (§5.8). */
-  async function applyUpdate (principal: Principal, target: UserRecord, body: UserBody | undefined): Promise<void> {
-    if (body === undefined || body === null) return
-    const self = callerId(principal) === target.id
-    if (!principal.isAdmin) {
-      // D1: no promotion to admin, no password change for someone else.
-      if (body.role === UserRole.Administrator) throw forbidden()
-      if (!self && body.password !== undefined && body.password !== null && body.password !== '') throw forbidden()
-      if (body.login !== undefined || body.status !== undefined || body.role !== undefined) throw forbidden(UserMessages.adminRequired)
-    }
-    const patch: UserPatch = {}
-    if (body.login !== undefined && body.login !== null) {
-      patch.login = checkLogin(body.login)
-      await refuseDuplicate(patch.login, target.id)
-    }
-    if (body.password !== undefined && body.password !== null && body.password !== '') {
-      patch.passwordHash = await hashPassword(checkPassword(body.password))
-    }
-    if (body.role !== undefined && body.role !== null) patch.role = checkRole(body.role)
-    if (body.status !== undefined && body.status !== null) patch.status = checkStatus(body.status)
-    // data is always replaced: absent or null clears it (§5.8).
-    patch.data = jsonObjectOrNull(body.data) ?? null
-    const introReviewed = optionalBoolean(body.introReviewed)
-    if (introReviewed !== undefined) patch.introReviewed = introReviewed
-    // D11: a password change spares the token that changed its own user's password.
-    if (patch.passwordHash !== undefined && self && principal.kind === 'user') patch.keepToken = tokenId(principal.token)
-    try {
-      await store.transaction(async (tx) => {
-        const before = await tx.users.findById(target.id)
-        if (before === undefined) throw userNotFound(target.id)
-        await keepAnAdmin(tx, before, patch)
-        const loss = lossOf(before, patch)
-        // A loss of rights spares no token, the caller's included.
-        if (loss === 'rights') delete patch.keepToken
-        if (!(await tx.users.update(target.id, patch))) throw userNotFound(target.id)
-        if (loss === 'rights') await revokeUser(doorbell, target.id, tx)
-        else if (loss === 'password') await revokeTokens(doorbell, target.id, patch.keepToken, tx)
-      })
-    } catch (error) {
-      rethrowConflict(error)
-    }
-  }
-
-  /** Loads a network the caller may see, else the plain not-found text (D7). */
-  async function loadNetwork (principal: Principal, networkId: number): Promise<NamedEntityView> {
-    const row = scopeAllowsNetwork(linkScope(principal), networkId) ? await store.networks.findById(networkId) : undefined
-    if (row === undefined) throw notFound(`Network with id = ${networkId} not found`)
-    return toNamedEntityView(row)
-  }
-
-  async function loadDeviceType (principal: Principal, deviceTypeId: number): Promise<NamedEntityView> {
-    const row = scopeAllowsDeviceType(linkScope(principal), deviceTypeId) ? await store.deviceTypes.findById(deviceTypeId) : undefined
-    if (row === undefined) throw notFound(`Device type with id = ${deviceTypeId} not found`)
-    return toNamedEntityView(row)
   }
 
   return {
@@ -307,7 +294,7 @@ export function createUserService (ctx: ServiceContext): UserService {
       const role = checkRole(input.role)
       const status = input.status === undefined || input.status === null ? UserStatus.Active : checkStatus(input.status)
       // DeviceHive's order: the login is unique, then the password is valid.
-      await refuseDuplicate(login)
+      await refuseDuplicate(store, login)
       const password = checkPassword(input.password)
       const data = jsonObjectOrNull(input.data) ?? null
       const introReviewed = optionalBoolean(input.introReviewed) ?? false
@@ -327,14 +314,14 @@ export function createUserService (ctx: ServiceContext): UserService {
     async update (principal, id, body) {
       requireAction(principal, Action.ManageUser)
       requireUserTarget(principal, id)
-      await applyUpdate(principal, await loadUser(id), body)
+      await applyUpdate(ctx, principal, await loadUser(id), body)
     },
 
     async updateCurrent (principal, body) {
       requireAction(principal, Action.UpdateCurrentUser)
       const user = await store.users.findById(callerUser(principal).id)
       if (user === undefined) throw new DeviceHubError('CONFLICT', UserMessages.currentMissing)
-      await applyUpdate(principal, user, body)
+      await applyUpdate(ctx, principal, user, body)
     },
 
     async delete (principal, id) {
@@ -350,7 +337,31 @@ export function createUserService (ctx: ServiceContext): UserService {
         await revokeUser(doorbell, id, tx)
       })
     },
+    ...userLinks(ctx, loadUser)
+  }
+}
 
+type LinkOperation = 'getNetwork' | 'assignNetwork' | 'unassignNetwork' | 'listDeviceTypes' | 'getDeviceType' |
+  'assignDeviceType' | 'unassignDeviceType' | 'allowAllDeviceTypes' | 'disallowAllDeviceTypes'
+
+/** The `/user/{id}/network/...` and `/user/{id}/devicetype/...` operations (assignments). */
+function userLinks (ctx: ServiceContext, loadUser: (id: number) => Promise<UserRecord>): Pick<UserService, LinkOperation> {
+  const { store, doorbell } = ctx
+
+  /** Loads a network the caller may see, else the plain not-found text (D7). */
+  async function loadNetwork (principal: Principal, networkId: number): Promise<NamedEntityView> {
+    const row = scopeAllowsNetwork(linkScope(principal), networkId) ? await store.networks.findById(networkId) : undefined
+    if (row === undefined) throw notFound(`Network with id = ${networkId} not found`)
+    return toNamedEntityView(row)
+  }
+
+  async function loadDeviceType (principal: Principal, deviceTypeId: number): Promise<NamedEntityView> {
+    const row = scopeAllowsDeviceType(linkScope(principal), deviceTypeId) ? await store.deviceTypes.findById(deviceTypeId) : undefined
+    if (row === undefined) throw notFound(`Device type with id = ${deviceTypeId} not found`)
+    return toNamedEntityView(row)
+  }
+
+  return {
     async getNetwork (principal, userId, networkId) {
       requireAction(principal, Action.GetNetwork)
       requireUserTarget(principal, userId)

@@ -22,11 +22,11 @@ import {
   optionalTimestamp, optionalTimestampText, requireDeviceId, requireInteger
 } from './fields.js'
 import type { RequestFrame } from './frames.js'
-import type { SubscriptionKind, WebSocketSession } from './session.js'
+import type { ActionSession, SubscriptionKind } from './action-session.js'
 
 export interface ActionContext {
   hub: DeviceHub
-  session: WebSocketSession
+  session: ActionSession
   /** The session's principal, re-checked for this action (D10); undefined = anonymous. */
   principal: Principal | undefined
 }

@@ -51,7 +51,8 @@ export function statusOf (error: unknown): { code: number, message: string } | u
   return { code: status >= 500 && code !== 'UNAVAILABLE' ? 400 : status, message: error.message }
 }
 
-// The JSON of a view is the same for every subscription it is pushed to.
+// The JSON of a view is the same for every subscription it is pushed to (a memo cache of
+// immutable values, not per-app state).
 const viewJson = new WeakMap<object, string>()
 
 /** The JSON text of a view, computed once however many sessions it is pushed to. */

@@ -1,10 +1,11 @@
 /**
- * Every open WebSocket session of one hub, whichever route accepted it: one ping timer for all
- * of them, counts for metrics, and closing them all when the server stops. Kept per hub (a
- * WeakMap), so the standalone routes, the routes of an embedded plugin and other modules on the
- * same WebSocket server (the plugin proxy) share one registry.
+ * Every open WebSocket session of one Fastify server, whichever route accepted it: one ping
+ * timer for all of them, counts for metrics, closing them all when the server stops, and the
+ * subscription ids. The Fastify instance owns it (a decorator, set where the WebSocket server is
+ * set up), so the standalone routes, the routes of an embedded plugin and other modules on the
+ * same WebSocket server share one registry, and two servers in one process share nothing.
  */
-import type { DeviceHub } from '../../core/devicehub.js'
+import type { FastifyInstance } from 'fastify'
 
 /** What the registry needs of a session. */
 export interface RegisteredSession {
@@ -25,31 +26,33 @@ export interface WebSocketRegistry {
   remove(session: RegisteredSession): void
   /** Closes every session (server shutdown, close code 1001). */
   closeAll(): void
+  /** A new subscription id: unique here, positive, safe: epoch ms x 1000 + a counter, as DeviceHive does (§6.5). */
+  nextSubscriptionId(): number
 }
 
 /** Ping interval of auth spec §6.7. */
 export const PING_INTERVAL_MS = 30_000
 
-const registries = new WeakMap<DeviceHub, WebSocketRegistry>()
+const DECORATOR = 'devicehubWebSocketSessions'
 
 /**
- * The registry of `hub`'s sessions (created on first use).
+ * The registry of the sessions on `instance`'s server: the one an enclosing context holds, else
+ * a new one decorating `instance` (which must not have started yet).
  *
  * @example
- * const { sessions, subscriptions } = webSocketRegistry(hub)
+ * const { sessions, subscriptions } = webSocketRegistry(app)
  */
-export function webSocketRegistry (hub: DeviceHub, pingIntervalMs = PING_INTERVAL_MS): WebSocketRegistry {
-  let registry = registries.get(hub)
-  if (registry === undefined) {
-    registry = createWebSocketRegistry(pingIntervalMs)
-    registries.set(hub, registry)
-  }
+export function webSocketRegistry (instance: FastifyInstance, pingIntervalMs = PING_INTERVAL_MS): WebSocketRegistry {
+  if (instance.hasDecorator(DECORATOR)) return instance.getDecorator<WebSocketRegistry>(DECORATOR)
+  const registry = createWebSocketRegistry(pingIntervalMs)
+  instance.decorate(DECORATOR, registry)
   return registry
 }
 
 export function createWebSocketRegistry (pingIntervalMs = PING_INTERVAL_MS): WebSocketRegistry {
   const open = new Set<RegisteredSession>()
   let timer: NodeJS.Timeout | undefined
+  let lastSubscriptionId = 0
   const pingAll = (): void => {
     for (const session of open) session.ping()
   }
@@ -78,6 +81,10 @@ export function createWebSocketRegistry (pingIntervalMs = PING_INTERVAL_MS): Web
     },
     closeAll () {
       for (const session of [...open]) session.close(1001, 'Server shutting down')
+    },
+    nextSubscriptionId () {
+      lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
+      return lastSubscriptionId
     }
   }
 }

@@ -16,11 +16,11 @@ import { DEFAULT_MAX_PENDING_FRAMES, createFrameQueue } from '../frame-queue.js'
 import { FRAME_TOO_BIG, readFrame } from '../inbound-frame.js'
 import type { ActionHandler } from './actions.js'
 import { ACTIONS } from './actions.js'
+import type { ActionSession, SubscriptionInfo, SubscriptionInput, SubscriptionKind } from './action-session.js'
 import type { RequestFrame } from './frames.js'
 import { MALFORMED_JSON, errorFrame, pushFrame, refusalFrame, statusOf, successFrame } from './frames.js'
 import type { RegisteredSession, WebSocketRegistry } from './registry.js'
 
-export type SubscriptionKind = 'command' | 'notification'
 
 export interface SessionLimits {
   /** Outbound bytes queued before the session is cut off (default 512 KiB, §6.7). */
@@ -72,28 +72,9 @@ export interface SessionOptions {
   actions?: Readonly<Record<string, ActionHandler>>
 }
 
-/** What `subscription/list` reports: the values the subscription was created with (§6.4). */
-export interface SubscriptionInfo {
-  subscriptionId: number
-  type: SubscriptionKind
-  deviceId: string | null
-  networkIds: number[] | null
-  deviceTypeIds: number[] | null
-  names: string[] | null
-  timestamp: unknown
-}
-
 interface Subscription {
   info: SubscriptionInfo
   stream: MessageStream<object>
-}
-
-let lastSubscriptionId = 0
-
-/** Unique per process, positive, safe: epoch ms x 1000 + a counter, as DeviceHive does (§6.5). */
-function nextSubscriptionId (): number {
-  lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
-  return lastSubscriptionId
 }
 
 const AUTHENTICATE: ActionHandler = { public: true, run: async () => undefined }
@@ -101,7 +82,7 @@ const AUTHENTICATE: ActionHandler = { public: true, run: async () => undefined }
 /** Close code when the user's rights changed under an open subscription (policy violation). */
 export const REVOKED_CLOSE_CODE = 1008
 
-export class WebSocketSession implements RegisteredSession {
+export class WebSocketSession implements RegisteredSession, ActionSession {
   principal: Principal | undefined
   private token: string | undefined
   readonly restServerUrl: string
@@ -237,13 +218,7 @@ export class WebSocketSession implements RegisteredSession {
    * Registers a stream opened by a subscribe action; the reply is sent first, then
    * `start()` delivers the backlog and live items (§6.5 order).
    */
-  addSubscription (kind: SubscriptionKind, stream: MessageStream<object>, frame: RequestFrame, input: {
-    deviceId?: string
-    networkIds?: number[]
-    deviceTypeIds?: number[]
-    names?: string[]
-    returnUpdatedCommands?: boolean
-  }): SubscribeReply {
+  addSubscription (kind: SubscriptionKind, stream: MessageStream<object>, frame: RequestFrame, input: SubscriptionInput): SubscribeReply {
     if (this.closed) {
       stream.close()
       throw unauthorized()
@@ -252,7 +227,7 @@ export class WebSocketSession implements RegisteredSession {
       stream.close()
       throw tooManySubscriptions(this.options.limits.maxSubscriptions)
     }
-    const subscriptionId = nextSubscriptionId()
+    const subscriptionId = this.options.registry.nextSubscriptionId()
     const info: SubscriptionInfo = {
       subscriptionId,
       type: kind,

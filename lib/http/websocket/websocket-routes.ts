@@ -47,6 +47,8 @@ export const DEFAULT_MAX_PAYLOAD = 1024 * 1024
  * await ensureWebSocketSupport(app, { maxPayload: 64 * 1024 })
  */
 export async function ensureWebSocketSupport (instance: FastifyInstance, options: WebSocketOptions = {}): Promise<void> {
+  // The sessions' registry lives beside the WebSocket server, in the same context.
+  webSocketRegistry(instance, options.pingIntervalMs)
   if (instance.hasDecorator('websocketServer')) return
   await instance.register(fastifyWebsocket, { options: { maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD } })
 }
@@ -61,8 +63,10 @@ export interface WebSocketRouteOptions extends WebSocketOptions {
   origin?: OriginPolicy
 }
 
-// The principal of a bearer header on the upgrade, checked before the upgrade (401 refuses it).
-const upgradePrincipals = new WeakMap<FastifyRequest, { principal: Principal, token: string }>()
+// The principal of a bearer header on the upgrade, checked before the upgrade (401 refuses it),
+// kept on the request for the handler.
+const UPGRADE_AUTH = 'devicehubUpgradeAuth'
+type UpgradeAuth = { principal: Principal, token: string } | null
 
 function restServerUrl (request: FastifyRequest, basePath: string, origin: OriginPolicy = {}): string {
   return `${requestOrigin(request, origin, 'http')}${basePath}`
@@ -78,7 +82,8 @@ function restServerUrl (request: FastifyRequest, basePath: string, origin: Origi
  */
 export function installWebSocketRoute (instance: FastifyInstance, path: string, options: WebSocketRouteOptions): void {
   const { hub } = options
-  const registry = webSocketRegistry(hub, options.pingIntervalMs)
+  const registry = webSocketRegistry(instance, options.pingIntervalMs)
+  if (!instance.hasRequestDecorator(UPGRADE_AUTH)) instance.decorateRequest(UPGRADE_AUTH, null)
   const limits: SessionLimits = {
     maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_SESSION_LIMITS.maxBufferedBytes,
     sendTimeoutMs: options.sendTimeoutMs ?? DEFAULT_SESSION_LIMITS.sendTimeoutMs,
@@ -98,10 +103,10 @@ export function installWebSocketRoute (instance: FastifyInstance, path: string, 
       if (header.length <= 6 || !header.startsWith('Bearer')) throw unauthorized()
       const token = header.slice(6).trim()
       if (token === '') throw unauthorized()
-      upgradePrincipals.set(request, { principal: await hub.tokens.authenticate(token), token })
+      request.setDecorator<UpgradeAuth>(UPGRADE_AUTH, { principal: await hub.tokens.authenticate(token), token })
     }
   }, (socket, request) => {
-    const auth = upgradePrincipals.get(request)
+    const auth = request.getDecorator<UpgradeAuth>(UPGRADE_AUTH)
     // The session lives as long as its socket's listeners.
     new WebSocketSession(socket, {
       hub,
@@ -136,6 +141,7 @@ export const devicehubWebSocketPlugin: FastifyPluginAsync<DevicehubWebSocketPlug
   await ensureWebSocketSupport(instance, options)
   installErrorHandler(instance)
   installReadinessGate(instance, options.hub, options.startupWaitMs)
-  instance.addHook('preClose', async () => webSocketRegistry(options.hub).closeAll())
+  const registry = webSocketRegistry(instance)
+  instance.addHook('preClose', async () => registry.closeAll())
   for (const path of options.paths ?? ['/websocket']) installWebSocketRoute(instance, path, options)
 }

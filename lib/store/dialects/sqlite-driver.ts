@@ -28,6 +28,7 @@ export function sqliteDriverPackage (nodeVersion = process.versions.node): Sqlit
 }
 
 const require = createRequire(import.meta.url)
+// A memo of the loaded module (the same for the whole process).
 let loaded: SqliteDriver | undefined
 
 /**

@@ -3,7 +3,7 @@
  * Column types are dialect-neutral (see database.ts); only identity keys differ per dialect.
  */
 import type { Kysely, Migration } from 'kysely'
-import type { MigrationDialect } from './index.js'
+import type { MigrationDialect } from './migration-dialect.js'
 
 export function initialMigration ({ identity }: MigrationDialect): Migration {
   return {

@@ -13,7 +13,7 @@
  */
 import type { Kysely, Migration } from 'kysely'
 import { sql } from 'kysely'
-import type { MigrationDialect } from './index.js'
+import type { MigrationDialect } from './migration-dialect.js'
 
 export function securityMigration ({ identity }: MigrationDialect): Migration {
   return {

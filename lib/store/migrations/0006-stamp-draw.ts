@@ -23,7 +23,7 @@
  */
 import type { Kysely, Migration } from 'kysely'
 import { sql } from 'kysely'
-import type { MigrationDialect } from './index.js'
+import type { MigrationDialect } from './migration-dialect.js'
 
 export function stampDrawMigration ({ kind }: MigrationDialect): Migration {
   return {

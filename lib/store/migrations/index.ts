@@ -2,7 +2,8 @@
  * The migrations, shipped in the package and served by a static provider (no files are read at
  * run time). Names sort in the order they run.
  */
-import type { ColumnDataType, ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely'
+import type { Kysely, Migration, MigrationProvider, MigrationResultSet } from 'kysely'
+import type { MigrationDialect } from './migration-dialect.js'
 import { Migrator } from 'kysely'
 import { initialMigration } from './0001-initial.js'
 import { messageClockMigration } from './0002-message-clock.js'
@@ -14,24 +15,8 @@ import { pluginGrantsMigration } from './0007-plugin-grants.js'
 import { keptTokenMigration } from './0008-kept-token.js'
 import { deviceNameIndexMigration } from './0009-device-name-index.js'
 
-/** What a migration may vary by dialect: how an identity primary key is declared, and PostgreSQL-only steps. */
-export interface MigrationDialect {
-  kind: 'sqlite' | 'postgres'
-  identity: {
-    type: ColumnDataType
-    build: (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder
-  }
-}
-
-export const sqliteMigrationDialect: MigrationDialect = {
-  kind: 'sqlite',
-  identity: { type: 'integer', build: (c) => c.primaryKey().autoIncrement() }
-}
-
-export const postgresMigrationDialect: MigrationDialect = {
-  kind: 'postgres',
-  identity: { type: 'bigint', build: (c) => c.primaryKey().generatedByDefaultAsIdentity() }
-}
+export type { MigrationDialect } from './migration-dialect.js'
+export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
 
 export function createMigrationProvider (dialect: MigrationDialect): MigrationProvider {
   return {

@@ -89,7 +89,8 @@ export function createPluginRepository (db: Kysely<Database>): PluginRepository 
     },
     async update (id, patch) {
       const values: {
-        name?: string, description?: string | null, filter?: string, status?: number, subscription_id?: number | null, parameters?: string | null
+        name?: string, description?: string | null, filter?: string, status?: number
+        subscription_id?: number | null, parameters?: string | null
         network_grant?: string, device_type_grant?: string
       } = {}
       if (patch.name !== undefined) values.name = patch.name

@@ -3,7 +3,6 @@
  * what is written through B, and A sees B's status changes and delete at once.
  */
 import { randomBytes } from 'node:crypto'
-import t from 'tap'
 import { WebSocket } from 'ws'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
 import type { DeviceHub } from '../../../lib/core/devicehub.js'
@@ -13,13 +12,11 @@ import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
 import { ADMIN_PASSWORD, JWT_SECRET } from '../../fixtures/app.js'
 import { sleep } from '../../fixtures/messaging.js'
 import { ProxyClient } from '../../fixtures/plugin-proxy.js'
-import { dropSchema, testPostgresUrl, uniqueSchemaName } from '../../fixtures/store.js'
+import { dropSchema, uniqueSchemaName } from '../../fixtures/store.js'
+import { postgresTest } from '../../fixtures/pg-database.js'
 
-const url = testPostgresUrl()
 
-if (url === undefined) {
-  t.skip('DEVICEHUB_TEST_PG_URL not set: the two-instance plugin proxy test did not run', () => {})
-} else {
+postgresTest('two instances on one database', async (t, url) => {
   t.test('a plugin on instance A follows writes, status changes and delete made on instance B', async (t) => {
     const schema = uniqueSchemaName()
     const channel = `devicehub_test_${randomBytes(6).toString('hex')}`
@@ -74,4 +71,4 @@ if (url === undefined) {
     t.equal((await rest('DELETE', `/plugin?topicName=${plugin.topicName}`)).status, 204)
     t.same(await client.closed, { code: 1008, reason: 'Plugin is not found' })
   })
-}
+})

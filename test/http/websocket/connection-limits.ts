@@ -30,7 +30,7 @@ t.test('an unauthenticated session is closed after the timeout; authenticated on
   t.same(await closed, { code: 1008, reason: 'Authentication timeout' })
   t.equal((await header.request({ action: 'user/getCurrent' })).status, 'success', 'a bearer header on the upgrade authenticates')
   t.equal((await action.request({ action: 'user/getCurrent' })).status, 'success', 'the authenticate action authenticates')
-  await eventually(() => webSocketRegistry(h.hub).sessions === 2)
+  await eventually(() => webSocketRegistry(h.app).sessions === 2)
 })
 
 t.test('subscriptions per socket are capped with a 429 frame; unsubscribing makes room; other sockets are not affected', async (t) => {
@@ -46,7 +46,7 @@ t.test('subscriptions per socket are capped with a 429 frame; unsubscribing make
     const refused = await ws.request({ action })
     t.same(refused, { action, requestId: refused.requestId, code: 429, status: 'error', error: 'Too many subscriptions: at most 3 per connection' })
   }
-  t.equal(webSocketRegistry(h.hub).subscriptions, 3, 'a refused subscribe holds nothing')
+  t.equal(webSocketRegistry(h.app).subscriptions, 3, 'a refused subscribe holds nothing')
   t.equal((await ws.request({ action: 'notification/unsubscribe', subscriptionId: ids[0] })).status, 'success')
   t.equal((await ws.request({ action: 'notification/subscribe' })).status, 'success', 'room again after an unsubscribe')
 
@@ -68,7 +68,7 @@ t.test('a socket that queues more frames than it may is closed with 1008; others
   t.same(await closed, { code: 1008, reason: 'Too many pending messages' })
   t.ok(ws.frames.length < 500, `${ws.frames.length} of 500 answered`)
   t.equal((await bystander.request({ action: 'server/info' })).status, 'success')
-  await eventually(() => webSocketRegistry(h.hub).sessions === 1)
+  await eventually(() => webSocketRegistry(h.app).sessions === 1)
 })
 
 t.test('frames pipelined within the cap are all answered, in order', async (t) => {

@@ -229,7 +229,7 @@ t.test('limits: inbound frame above the limit closes with 1009', async (t) => {
   const ws = await connect(t, h)
   ws.sendRaw(JSON.stringify({ action: 'server/info', pad: 'x'.repeat(2000) }))
   t.equal(await ws.closed, 1009)
-  await eventually(() => webSocketRegistry(h.hub).sessions === 0)
+  await eventually(() => webSocketRegistry(h.app).sessions === 0)
 })
 
 t.test('limits: a slow consumer is cut off and leaves nothing behind', async (t) => {
@@ -241,7 +241,7 @@ t.test('limits: a slow consumer is cut off and leaves nothing behind', async (t)
   ;(reader.socket as unknown as { _socket: { pause(): void } })._socket.pause()
   const writer = await connectAs(t, h)
   const big = { blob: 'y'.repeat(32 * 1024) }
-  const registry = webSocketRegistry(h.hub)
+  const registry = webSocketRegistry(h.app)
   for (let i = 0; i < 600 && registry.sessions > 1; i++) {
     await writer.request({ action: 'notification/insert', deviceId: device, notification: { notification: 'big', parameters: big } })
   }
@@ -261,6 +261,6 @@ t.test('limits: the server pings, and a peer that never answers is dropped', asy
   // A client that stops answering pings (its socket paused: no pong goes out) is dropped.
   ;(ws.socket as unknown as { _socket: { pause(): void } })._socket.pause()
   ws.socket.pong = () => undefined
-  await eventually(() => webSocketRegistry(h.hub).sessions === 0, 5000)
-  t.equal(webSocketRegistry(h.hub).sessions, 0)
+  await eventually(() => webSocketRegistry(h.app).sessions === 0, 5000)
+  t.equal(webSocketRegistry(h.app).sessions, 0)
 })

@@ -1,0 +1,42 @@
+/**
+ * What an action may do with the session that received it. A leaf: actions.ts programs
+ * against this interface, session.ts implements it, and neither imports the other's module
+ * for it (session.ts runs the actions).
+ */
+import type { MessageStream } from '../../core/realtime/message-stream.js'
+import type { RequestFrame } from './frames.js'
+
+export type SubscriptionKind = 'command' | 'notification'
+
+/** What `subscription/list` reports: the values the subscription was created with (§6.4). */
+export interface SubscriptionInfo {
+  subscriptionId: number
+  type: SubscriptionKind
+  deviceId: string | null
+  networkIds: number[] | null
+  deviceTypeIds: number[] | null
+  names: string[] | null
+  timestamp: unknown
+}
+
+/** The values a subscribe action was given (reported back by `subscription/list`). */
+export interface SubscriptionInput {
+  deviceId?: string
+  networkIds?: number[]
+  deviceTypeIds?: number[]
+  names?: string[]
+  returnUpdatedCommands?: boolean
+}
+
+export interface ActionSession {
+  /** `server/info`'s `restServerUrl`. */
+  readonly restServerUrl: string
+  /** The client's address: the `token` action is throttled by it. */
+  readonly clientAddress: string | undefined
+  /** Registers a stream opened by a subscribe action; the returned reply starts it once sent. */
+  addSubscription(kind: SubscriptionKind, stream: MessageStream<object>, frame: RequestFrame, input: SubscriptionInput): object
+  /** Closes one subscription of `kind`; false when there is none with that id. */
+  unsubscribe(kind: SubscriptionKind, id: number): boolean
+  unsubscribeAll(kind: SubscriptionKind): void
+  listSubscriptions(kinds: readonly SubscriptionKind[]): SubscriptionInfo[]
+}

@@ -1,0 +1,690 @@
+/**
+ * The store contract: what every `Store` must do, whatever its database, as named checks that
+ * need no test framework (each throws, through node:assert, on failure). A third-party store runs
+ * them with any runner; devicehub runs them on SQLite and PostgreSQL (test/store/).
+ *
+ * @example
+ * import { storeContract } from 'devicehub/testing'
+ * for (const [name, check] of Object.entries(storeContract)) {
+ *   test(name, async () => {
+ *     const store = await openMyStore()
+ *     try { await check({ store }) } finally { await store.close() }
+ *   })
+ * }
+ */
+import assert from 'node:assert/strict'
+import { DeviceHubError, Messages } from '../../core/errors.js'
+import type { JsonObject, Store } from '../../core/ports.js'
+import { FULL_SCOPE } from '../../core/ports.js'
+import type { UserRecord } from '../../core/users/user-ports.js'
+import type { KyselyStore } from '../../store/kysely-store.js'
+
+/** What each check gets: a fresh, migrated, empty store of its own (the runner closes it). */
+export interface StoreContractSubject {
+  store: Store
+  /**
+   * For stores kept in files or servers: closes `store` and opens the same database again
+   * (the runner then closes the store it returns). Without it the durability check passes
+   * trivially (an in-memory store has nothing to reopen).
+   */
+  reopen?: () => Promise<Store>
+}
+
+/** One named check: resolves when the store behaves, rejects (an AssertionError) when not. */
+export type StoreContractCheck = (subject: StoreContractSubject) => Promise<void>
+
+/** Beyond 2^31: catches int8 columns read back as strings or truncated. */
+const LATE = 1_700_000_000_123
+
+function newUser (login: string, fields: Partial<Omit<UserRecord, 'id' | 'login'>> = {}): Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin' | 'tokenVersion'> {
+  return {
+    login,
+    passwordHash: `hash-of-${login}`,
+    role: fields.role ?? 1,
+    status: fields.status ?? 0,
+    data: fields.data ?? null,
+    introReviewed: fields.introReviewed ?? false,
+    allDeviceTypesAvailable: fields.allDeviceTypesAvailable ?? true
+  }
+}
+
+async function rejectsConflict (promise: Promise<unknown>, what: string): Promise<void> {
+  const error = await promise.then(() => undefined, (rejection: unknown) => rejection ?? new Error('rejected with nothing'))
+  assert.ok(error !== undefined, `${what}: expected CONFLICT, resolved`)
+  assert.ok(error instanceof DeviceHubError, `${what}: a DeviceHubError`)
+  assert.equal(error.code, 'CONFLICT', `${what}: code CONFLICT`)
+  assert.equal(error.message, Messages.conflict, `${what}: the contract's message`)
+}
+
+/** Deep equality of plain data (rows, arrays): key order and prototypes aside. */
+function same (actual: unknown, expected: unknown, message?: string): void {
+  assert.deepEqual(plain(actual), plain(expected), message)
+}
+
+function plain (value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plain)
+  if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, plain(v)]))
+  }
+  return value
+}
+
+/** `actual` has at least the fields of `pattern` (recursively; a RegExp matches a string). */
+function match (actual: unknown, pattern: unknown, message?: string): void {
+  const fits = (value: unknown, want: unknown): boolean => {
+    if (want instanceof RegExp) return typeof value === 'string' && want.test(value)
+    if (Array.isArray(want)) return Array.isArray(value) && value.length === want.length && want.every((w, i) => fits(value[i], w))
+    if (want !== null && typeof want === 'object') {
+      if (value === null || typeof value !== 'object') return false
+      return Object.entries(want).every(([k, w]) => fits((value as Record<string, unknown>)[k], w))
+    }
+    return Object.is(value, want)
+  }
+  if (!fits(actual, pattern)) assert.fail(`${message ?? 'match'}: ${JSON.stringify(actual)} does not match ${JSON.stringify(pattern)}`)
+}
+
+/** The raw Kysely handle when the store is a Kysely store (to check columns no port exposes). */
+function kysely (store: Store): KyselyStore['db'] | undefined {
+  return 'db' in store ? (store as KyselyStore).db : undefined
+}
+
+type Register = (name: string, fn: StoreContractCheck) => void
+
+function userChecks (check: Register): void {
+  check('dialect is named', async ({ store }) => {
+    assert.ok(store.dialect === 'sqlite' || store.dialect === 'postgres')
+  })
+
+  check('users: insert, find, update, delete', async ({ store }) => {
+    const data = { zeta: 1, alpha: { y: true, b: [3, 1] }, mid: 'x' }
+    const id = await store.users.insert(newUser('alice', { role: 0, data, introReviewed: true, allDeviceTypesAvailable: false }))
+    assert.equal(typeof id, 'number')
+    const expected: UserRecord = {
+      id,
+      login: 'alice',
+      passwordHash: 'hash-of-alice',
+      role: 0,
+      status: 0,
+      loginAttempts: 0,
+      lastLogin: null,
+      data,
+      introReviewed: true,
+      allDeviceTypesAvailable: false,
+      tokenVersion: 0
+    }
+    same(await store.users.findById(id), expected)
+    same(await store.users.findByLogin('alice'), expected)
+    assert.equal(JSON.stringify((await store.users.findById(id))!.data), JSON.stringify(data), 'JSON key order kept')
+    assert.equal(await store.users.findById(id + 1000), undefined)
+    assert.equal(await store.users.findByLogin('nobody'), undefined)
+    assert.equal(await store.users.findByLogin('ALICE'), undefined, 'login lookup is exact')
+
+    assert.equal(await store.users.update(id, { status: 1, loginAttempts: 3, lastLogin: LATE, data: null, introReviewed: false }), true)
+    const updated = (await store.users.findById(id))!
+    same(updated, { ...expected, status: 1, loginAttempts: 3, lastLogin: LATE, data: null, introReviewed: false, tokenVersion: 1 })
+    assert.equal(typeof updated.lastLogin, 'number', 'timestamps come back as numbers')
+    assert.equal(await store.users.update(id, { login: 'alice2', passwordHash: 'h2', role: 1, allDeviceTypesAvailable: true }), true)
+    match(await store.users.findById(id), { login: 'alice2', passwordHash: 'h2', role: 1, allDeviceTypesAvailable: true, status: 1, tokenVersion: 2 })
+    await store.users.update(id, { status: 1, role: 1, passwordHash: 'h2', login: 'alice3', data: { x: 1 } })
+    assert.equal((await store.users.findById(id))!.tokenVersion, 2, 'an unchanged role, status or password keeps the token version')
+    await store.users.update(id, { login: 'alice2', lastLogin: 1, loginAttempts: 0 })
+    assert.equal((await store.users.findById(id))!.tokenVersion, 2, 'other fields never move it')
+    // D11: only a loss moves it; a raised role or a return to ACTIVE takes nothing away.
+    await store.users.update(id, { role: 0, status: 0 })
+    assert.equal((await store.users.findById(id))!.tokenVersion, 2, 'a raised role and a return to ACTIVE keep the version')
+    await store.users.update(id, { status: 2 })
+    assert.equal((await store.users.findById(id))!.tokenVersion, 3, 'leaving ACTIVE moves it')
+    await store.users.update(id, { status: 1 })
+    assert.equal((await store.users.findById(id))!.tokenVersion, 3, 'DISABLED to LOCKED does not (nothing was ACTIVE)')
+    await store.users.update(id, { status: 0, passwordHash: 'h3', keepToken: 'kept-token-id' })
+    match(await store.users.findById(id), { tokenVersion: 4, keptToken: 'kept-token-id' }, 'a password change keeps the token named')
+    await store.users.update(id, { data: { y: 1 }, keepToken: 'ignored' })
+    match(await store.users.findById(id), { tokenVersion: 4, keptToken: 'kept-token-id' }, 'no increment, no change of the kept token')
+    await store.users.update(id, { role: 1 })
+    const demoted = (await store.users.findById(id))!
+    same([demoted.tokenVersion, demoted.keptToken], [5, undefined], 'the next increment clears it')
+    assert.equal(await store.users.countActiveAdmins(-1) >= 0, true)
+    assert.equal(await store.users.update(id, {}), true, 'an empty patch of an existing user is a success')
+    assert.equal(await store.users.update(id + 1000, {}), false)
+    assert.equal(await store.users.update(id + 1000, { status: 0 }), false)
+
+    const other = await store.users.insert(newUser('bob'))
+    assert.ok(other > id, 'ids increase')
+    await rejectsConflict(store.users.insert(newUser('alice2')), 'duplicate login')
+    await rejectsConflict(store.users.update(other, { login: 'alice2' }), 'rename to a taken login')
+
+    assert.equal(await store.users.delete(id), true)
+    assert.equal(await store.users.delete(id), false)
+    assert.equal(await store.users.findById(id), undefined)
+    assert.ok(await store.users.findById(other))
+  })
+
+  check('users: list and count with filters, sorting and paging', async ({ store }) => {
+    const ids: Record<string, number> = {}
+    for (const [login, role, status] of [['carol', 1, 0], ['anna', 0, 0], ['dave', 1, 2], ['bert', 1, 0], ['Anton', 0, 0]] as const) {
+      ids[login] = await store.users.insert(newUser(login, { role, status }))
+    }
+    const logins = async (filter: Parameters<Store['users']['list']>[0]) => (await store.users.list(filter)).map((u) => u.login)
+
+    same(await logins({}), ['carol', 'anna', 'dave', 'bert', 'Anton'], 'default order: id ascending')
+    same(await logins({ sortField: 'id', sortOrder: 'DESC' }), ['Anton', 'bert', 'dave', 'anna', 'carol'])
+    // Sorting assertions avoid mixed case: PostgreSQL orders text by the database collation.
+    same(await logins({ sortField: 'login', sortOrder: 'ASC', status: 0, role: 1 }), ['bert', 'carol'])
+    same(await logins({ sortField: 'login', sortOrder: 'DESC', role: 1 }), ['dave', 'carol', 'bert'])
+    same(await logins({ sortField: 'login', role: 1, take: 1, skip: 1 }), ['carol'])
+    same(await logins({ login: 'anna' }), ['anna'])
+    same(await logins({ loginPattern: 'an%' }), ['anna'], 'LIKE is case-sensitive')
+    same(await logins({ loginPattern: '%r%' }), ['carol', 'bert'])
+    same(await logins({ loginPattern: '_nn_' }), ['anna'])
+    same(await logins({ role: 0 }), ['anna', 'Anton'])
+    same(await logins({ status: 2 }), ['dave'])
+    same(await logins({ take: 2 }), ['carol', 'anna'])
+    same(await logins({ take: 2, skip: 1 }), ['anna', 'dave'])
+    same(await logins({ skip: 3 }), ['bert', 'Anton'], 'skip without take')
+    same(await logins({ skip: 10 }), [])
+    same(await logins({ take: 0 }), [])
+
+    assert.equal(await store.users.count({}), 5)
+    assert.equal(await store.users.count({ role: 1 }), 3)
+    assert.equal(await store.users.count({ loginPattern: 'A%' }), 1)
+    assert.equal(await store.users.count({ status: 0, role: 1, take: 1, skip: 1 }), 2, 'count ignores paging')
+    assert.equal(typeof await store.users.count({}), 'number')
+    same(await logins({ id: ids.bert }), ['bert'], 'the id filter (a client lists only itself)')
+    same(await logins({ id: ids.bert, loginPattern: 'c%' }), [], 'with the other filters')
+    assert.equal(await store.users.count({ id: ids.dave, status: 2 }), 1)
+    assert.equal(await store.users.count({ id: ids.dave, status: 0 }), 0)
+    const listed = await store.users.list({ login: 'carol' })
+    assert.equal(listed[0]!.id, ids.carol)
+    assert.equal(typeof listed[0]!.id, 'number')
+  })
+}
+
+function assignmentChecks (check: Register): void {
+  check('users: network and device-type assignments', async ({ store }) => {
+    const user = await store.users.insert(newUser('u'))
+    const other = await store.users.insert(newUser('v'))
+    const n1 = await store.networks.insert({ name: 'n1', description: null })
+    const n2 = await store.networks.insert({ name: 'n2', description: null })
+    const d1 = await store.deviceTypes.insert({ name: 'd1', description: null })
+    const d2 = await store.deviceTypes.insert({ name: 'd2', description: null })
+
+    same(await store.users.networkIds(user), [])
+    await store.users.assignNetwork(user, n2)
+    await store.users.assignNetwork(user, n1)
+    await store.users.assignNetwork(user, n2)
+    same(await store.users.networkIds(user), [n1, n2], 'ascending, assigning twice is a no-op')
+    for (const id of await store.users.networkIds(user)) assert.equal(typeof id, 'number')
+    await store.users.assignNetwork(other, n1)
+    await store.users.unassignNetwork(user, n1)
+    await store.users.unassignNetwork(user, n1)
+    same(await store.users.networkIds(user), [n2])
+    same(await store.users.networkIds(other), [n1], 'another user keeps its assignment')
+
+    await store.users.assignDeviceType(user, d2)
+    await store.users.assignDeviceType(user, d1)
+    await store.users.assignDeviceType(user, d1)
+    await store.users.assignDeviceType(other, d1)
+    same(await store.users.deviceTypeIds(user), [d1, d2])
+    await store.users.unassignDeviceType(user, d2)
+    same(await store.users.deviceTypeIds(user), [d1])
+    await store.users.assignDeviceType(user, d2)
+    await store.users.unassignAllDeviceTypes(user)
+    same(await store.users.deviceTypeIds(user), [])
+    same(await store.users.deviceTypeIds(other), [d1])
+
+    // Whose rights a deletion takes away: clients only, device types only when assigned individually.
+    const admin = await store.users.insert(newUser('w', { role: 0, allDeviceTypesAvailable: false }))
+    const flagged = await store.users.insert(newUser('x', { allDeviceTypesAvailable: true }))
+    await store.users.assignNetwork(admin, n1)
+    await store.users.assignDeviceType(admin, d1)
+    await store.users.assignDeviceType(flagged, d1)
+    await store.users.update(other, { allDeviceTypesAvailable: false })
+    same(await store.users.clientsOfNetwork(n1), [other], 'an administrator\'s reach ignores assignments')
+    same(await store.users.clientsOfNetwork(n2), [user])
+    same(await store.users.clientsOfDeviceType(d1), [other], 'nor does the all-device-types flag\'s')
+    same(await store.users.clientsOfDeviceType(d2), [])
+
+    await rejectsConflict(store.users.assignNetwork(user, n2 + 1000), 'assigning a missing network')
+    await rejectsConflict(store.users.assignDeviceType(user + 1000, d1), 'assigning to a missing user')
+
+    // Deleting a user removes its assignments, not the networks or types.
+    await store.users.assignNetwork(user, n1)
+    await store.users.assignDeviceType(user, d2)
+    assert.equal(await store.users.delete(user), true)
+    same(await store.users.networkIds(user), [])
+    same(await store.users.deviceTypeIds(user), [])
+    assert.ok(await store.networks.findById(n1))
+    assert.ok(await store.deviceTypes.findById(d2))
+    same(await store.users.networkIds(other), [n1])
+  })
+}
+
+function entityAndDeviceChecks (check: Register): void {
+  for (const area of ['networks', 'deviceTypes'] as const) {
+    const table = area === 'networks' ? 'networks' : 'device_types'
+
+    check(`${area}: insert, find, update, delete`, async ({ store }) => {
+      const repo = store[area]
+      const id = await repo.insert({ name: 'Lab', description: 'first floor' })
+      assert.equal(typeof id, 'number')
+      same(await repo.findById(id), { id, name: 'Lab', description: 'first floor' })
+      same(await repo.findByName('Lab'), { id, name: 'Lab', description: 'first floor' })
+      assert.equal(await repo.findByName('lab'), undefined, 'names are exact')
+      assert.equal(await repo.findById(id + 1000), undefined)
+      await rejectsConflict(repo.insert({ name: 'Lab', description: null }), 'duplicate name')
+
+      const version = async (): Promise<number | undefined> => {
+        const db = kysely(store)
+        if (db === undefined) return undefined
+        const row = await db.selectFrom(table).select('entity_version').where('id', '=', id).executeTakeFirstOrThrow()
+        return Number(row.entity_version)
+      }
+      const v0 = await version()
+      assert.equal(await repo.update(id, { description: null }), true)
+      same(await repo.findById(id), { id, name: 'Lab', description: null }, 'a partial patch keeps the name')
+      assert.equal(await repo.update(id, { name: 'Lab 2' }), true)
+      same(await repo.findById(id), { id, name: 'Lab 2', description: null })
+      if (v0 !== undefined) assert.equal(await version(), v0 + 2, 'each update bumps entity_version')
+      assert.equal(await repo.update(id + 1000, { name: 'x' }), false)
+      const second = await repo.insert({ name: 'Other', description: null })
+      await rejectsConflict(repo.update(second, { name: 'Lab 2' }), 'rename to a taken name')
+
+      assert.equal(await repo.delete(id), true)
+      assert.equal(await repo.delete(id), false)
+      assert.equal(await repo.findById(id), undefined)
+      assert.ok(await repo.findById(second))
+    })
+
+    check(`${area}: delete cascades to devices and user assignments`, async ({ store }) => {
+      const network = await store.networks.insert({ name: 'net', description: null })
+      const type = await store.deviceTypes.insert({ name: 'type', description: null })
+      const keep = area === 'networks'
+        ? await store.networks.insert({ name: 'kept', description: null })
+        : await store.deviceTypes.insert({ name: 'kept', description: null })
+      const user = await store.users.insert(newUser('u'))
+      await store.users.assignNetwork(user, network)
+      await store.users.assignDeviceType(user, type)
+      await store.devices.insert({ id: 'dev-1', name: 'one', data: null, networkId: network, deviceTypeId: type, isBlocked: false })
+      await store.devices.insert({
+        id: 'dev-2',
+        name: 'two',
+        data: null,
+        networkId: area === 'networks' ? keep : network,
+        deviceTypeId: area === 'networks' ? type : keep,
+        isBlocked: false
+      })
+      if (area === 'networks') {
+        await store.users.assignNetwork(user, keep)
+        assert.equal(await store.networks.delete(network), true)
+        same(await store.users.networkIds(user), [keep])
+        same(await store.users.deviceTypeIds(user), [type])
+      } else {
+        await store.users.assignDeviceType(user, keep)
+        assert.equal(await store.deviceTypes.delete(type), true)
+        same(await store.users.deviceTypeIds(user), [keep])
+        same(await store.users.networkIds(user), [network])
+      }
+      assert.equal(await store.devices.findById('dev-1'), undefined, 'the device went with it')
+      assert.ok(await store.devices.findById('dev-2'), 'devices elsewhere stay')
+      assert.ok(await store.users.findById(user), 'the user stays')
+    })
+
+    check(`${area}: list and count with scope, filters, sorting and paging`, async ({ store }) => {
+      const repo = store[area]
+      const ids: Record<string, number> = {}
+      for (const name of ['lab-b', 'home', 'lab-a', 'Lab-c', 'office']) ids[name] = await repo.insert({ name, description: `${name} desc` })
+      const names = async (scope: 'all' | number[], filter: Parameters<typeof repo.list>[1]) => (await repo.list(scope, filter)).map((n) => n.name)
+
+      same(await repo.list('all', { name: 'home' }), [{ id: ids.home, name: 'home', description: 'home desc' }])
+      same(await names('all', {}), ['lab-b', 'home', 'lab-a', 'Lab-c', 'office'], 'default order: id ascending')
+      same(await names('all', { sortField: 'id', sortOrder: 'DESC' }), ['office', 'Lab-c', 'lab-a', 'home', 'lab-b'])
+      // Sorting assertions avoid mixed case: PostgreSQL orders text by the database collation.
+      const lower = [ids['lab-b']!, ids.home!, ids['lab-a']!, ids.office!]
+      same(await names(lower, { sortField: 'name' }), ['home', 'lab-a', 'lab-b', 'office'])
+      same(await names(lower, { sortField: 'name', sortOrder: 'DESC' }), ['office', 'lab-b', 'lab-a', 'home'])
+      same(await names('all', { namePattern: 'lab%', sortField: 'name' }), ['lab-a', 'lab-b'], 'LIKE is case-sensitive')
+      same(await names('all', { namePattern: '%-_' }), ['lab-b', 'lab-a', 'Lab-c'])
+      same(await names('all', { name: 'Lab-c' }), ['Lab-c'])
+      same(await names('all', { name: 'lab-c' }), [])
+      same(await names([ids['lab-a']!, ids.office!, ids.home!], { sortField: 'name' }), ['home', 'lab-a', 'office'])
+      same(await names([ids['lab-a']!, ids.office!], { namePattern: 'lab%' }), ['lab-a'])
+      same(await names([], {}), [], 'an empty scope sees nothing')
+      same(await names('all', { take: 2, skip: 1 }), ['home', 'lab-a'])
+      same(await names(lower, { sortField: 'name', take: 2, skip: 1 }), ['lab-a', 'lab-b'])
+      same(await names('all', { skip: 4 }), ['office'], 'skip without take')
+
+      assert.equal(await repo.count('all', {}), 5)
+      assert.equal(await repo.count('all', { namePattern: 'lab%' }), 2)
+      assert.equal(await repo.count('all', { name: 'home' }), 1)
+      assert.equal(await repo.count([ids.home!, ids.office!], {}), 2)
+      assert.equal(await repo.count([ids.home!, ids.office!], { namePattern: 'lab%' }), 0)
+      assert.equal(await repo.count([], {}), 0)
+      assert.equal(await repo.count('all', { take: 1, skip: 1 }), 5, 'count ignores paging')
+      assert.equal(typeof await repo.count('all', {}), 'number')
+      for (const row of await repo.list('all', {})) assert.equal(typeof row.id, 'number')
+    })
+  }
+
+  check('devices: insert and findById', async ({ store }) => {
+    const network = await store.networks.insert({ name: 'n', description: null })
+    const type = await store.deviceTypes.insert({ name: 'd', description: null })
+    const data: JsonObject = { z: 1, a: { c: 'x', b: null }, list: [{ q: 1, p: 2 }] }
+    await store.devices.insert({ id: 'sensor-1', name: 'Sensor', data, networkId: network, deviceTypeId: type, isBlocked: true })
+    await store.devices.insert({ id: 'sensor-2', name: 'Other', data: null, networkId: network, deviceTypeId: type, isBlocked: false })
+    const found = await store.devices.findById('sensor-1')
+    same(found, { id: 'sensor-1', name: 'Sensor', data, networkId: network, deviceTypeId: type, isBlocked: true })
+    assert.equal(JSON.stringify(found!.data), JSON.stringify(data), 'JSON key order kept')
+    assert.equal(typeof found!.networkId, 'number')
+    assert.equal(typeof found!.deviceTypeId, 'number')
+    same(await store.devices.findById('sensor-2'), { id: 'sensor-2', name: 'Other', data: null, networkId: network, deviceTypeId: type, isBlocked: false })
+    assert.equal(await store.devices.findById('SENSOR-1'), undefined, 'device ids are exact')
+    assert.equal(await store.devices.findById('missing'), undefined)
+    await rejectsConflict(store.devices.insert({ id: 'sensor-1', name: 'again', data: null, networkId: network, deviceTypeId: type, isBlocked: false }), 'duplicate device id')
+    await rejectsConflict(store.devices.insert({ id: 'sensor-3', name: 'x', data: null, networkId: network + 1000, deviceTypeId: type, isBlocked: false }), 'missing network')
+  })
+}
+
+function messageAndSettingChecks (check: Register): void {
+  check('presence: mark online, refresh, expire, mark offline, filter devices', async ({ store }) => {
+    const network = await store.networks.insert({ name: 'n', description: null })
+    const type = await store.deviceTypes.insert({ name: 'd', description: null })
+    for (const id of ['p-1', 'p-2', 'p-3']) await store.devices.insert({ id, name: id, data: null, networkId: network, deviceTypeId: type, isBlocked: false })
+    const t0 = LATE
+    same([...(await store.presence.lastSeen(['p-1', 'p-2'])).entries()], [], 'never seen: no entry')
+    same([...(await store.presence.lastSeen([])).entries()], [], 'no ids: no query, no entry')
+    assert.equal(await store.presence.refresh('p-1', t0, t0 - 1000), false, 'refresh needs an online row')
+    assert.equal(await store.presence.markOnline('p-1', t0, t0 - 1000), 'came-online', 'first sight comes online')
+    assert.equal(await store.presence.markOnline('p-1', t0 + 10, t0 - 990), 'none', 'already online')
+    assert.equal(await store.presence.refresh('p-1', t0 + 500, t0 - 500), true, 'fresh and online: refreshed')
+    assert.equal(await store.presence.refresh('p-1', t0 + 100, t0 - 900), true, 'an older time still counts as refreshed')
+    same((await store.presence.lastSeen(['p-1'])).get('p-1'), t0 + 500, 'lastSeen never moves backwards')
+    assert.equal(typeof (await store.presence.lastSeen(['p-1'])).get('p-1'), 'number', 'int8 read as a number')
+    assert.equal(await store.presence.markOnline('p-2', t0, t0 - 1000), 'came-online')
+
+    same(await store.devices.list(FULL_SCOPE, { presence: { online: true, since: t0 }, sortField: 'id' }).then((d) => d.map((x) => x.id)), ['p-1', 'p-2'])
+    same(await store.devices.list(FULL_SCOPE, { presence: { online: false, since: t0 } }).then((d) => d.map((x) => x.id)), ['p-3'], 'never seen is offline')
+    same(await store.devices.list(FULL_SCOPE, { presence: { online: true, since: t0 + 1 } }).then((d) => d.map((x) => x.id)), ['p-1'])
+    assert.equal(await store.devices.count(FULL_SCOPE, { presence: { online: false, since: t0 + 1 } }), 2)
+
+    // Window 1000 ms: at t0 + 1400, p-2 (seen at t0) has expired, p-1 (t0 + 500) has not.
+    const since = t0 + 400
+    same(await store.presence.listExpired(since, 10), ['p-2'])
+    assert.equal(await store.presence.refresh('p-2', t0 + 1600, since), false, 'an expired device is not refreshed')
+    assert.equal(await store.presence.markOffline('p-2', since), true, 'marked offline once')
+    assert.equal(await store.presence.markOffline('p-2', since), false, 'and only once')
+    same(await store.presence.listExpired(since, 10), [])
+    assert.equal(await store.presence.markOffline('p-1', since), false, 'a fresh device is not marked offline')
+    assert.equal(await store.presence.markOnline('p-2', t0 + 1700, since), 'came-online', 'back after being announced offline')
+    assert.equal(await store.presence.markOnline('p-1', t0 + 5000, t0 + 4000), 'expired', 'expired before any sweep')
+    assert.equal((await store.presence.lastSeen(['p-1'])).get('p-1'), t0 + 5000)
+
+    await store.devices.delete('p-1')
+    same([...(await store.presence.lastSeen(['p-1', 'p-2'])).keys()], ['p-2'], 'deleting the device deletes its presence')
+    await rejectsConflict(store.presence.markOnline('missing', t0, t0 - 1000), 'presence of a missing device')
+  })
+
+  check('notifications: insert returns the stored record', async ({ store }) => {
+    const parameters = { temperature: 21.5, unit: 'C', extra: { b: 2, a: 1 } }
+    const started = Date.now()
+    const first = await store.notifications.insert({ notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, parameters, timestamp: LATE })
+    same(first, { id: first.id, notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, timestamp: first.stamp, parameters, stamp: first.stamp })
+    assert.ok(first.stamp >= started && first.stamp <= Date.now() + 1000, 'the stamp (the poll cursor) is the server clock\'s, not the client timestamp')
+    assert.notEqual(first.timestamp, LATE, 'and so is the timestamp: a client timestamp far from the clock is replaced (issue #23)')
+    const kept = await store.notifications.insert({ notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, parameters, timestamp: LATE + 5_000 }, LATE + 5_100)
+    assert.equal(kept.timestamp, Math.max(LATE + 5_000, first.stamp + 1), 'one just behind the clock\'s reading is kept, unless a later stamp was drawn')
+    assert.equal(kept.stamp, kept.timestamp)
+    assert.equal(typeof first.id, 'number')
+    assert.equal(typeof first.timestamp, 'number')
+    assert.equal(JSON.stringify(first.parameters), JSON.stringify(parameters), 'JSON key order kept')
+    const before = Date.now()
+    const second = await store.notifications.insert({ notification: 'ping', deviceId: 'dev-2', networkId: null, deviceTypeId: null, parameters: null })
+    assert.ok(second.id > first.id, 'ids increase')
+    // The message clock is strictly increasing, so it may run a few ms ahead of Date.now().
+    assert.ok(second.timestamp >= before && second.timestamp <= Date.now() + 1000, 'the store assigns a timestamp when none is given')
+    same(second, { id: second.id, notification: 'ping', deviceId: 'dev-2', networkId: null, deviceTypeId: null, timestamp: second.timestamp, parameters: null, stamp: second.timestamp })
+    assert.ok(second.stamp > first.stamp, 'stamps increase')
+  })
+
+  check('feed: reads stop at upTo, the position a reader may trust (issue #24)', async ({ store }) => {
+    const networkId = await store.networks.insert({ name: 'feed-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'feed-type', description: null })
+    await store.devices.insert({ id: 'feed-dev', name: 'Feed', data: null, networkId, deviceTypeId, isBlocked: false })
+    const selector = { scope: FULL_SCOPE }
+    const message = { deviceId: 'feed-dev', networkId, deviceTypeId, parameters: null }
+    const n = [await store.notifications.insert({ ...message, notification: 'n1' }), await store.notifications.insert({ ...message, notification: 'n2' }),
+      await store.notifications.insert({ ...message, notification: 'n3' })]
+    const command = { ...message, userId: null, lifetime: null, status: null, result: null }
+    const c = [await store.commands.insert({ ...command, command: 'c1' }, Date.now()), await store.commands.insert({ ...command, command: 'c2' }, Date.now()),
+      await store.commands.insert({ ...command, command: 'c3' }, Date.now())]
+    const u = [await store.commands.update('feed-dev', c[0]!.id, { status: 'u1' }, Date.now()), await store.commands.update('feed-dev', c[1]!.id, { status: 'u2' }, Date.now()),
+      await store.commands.update('feed-dev', c[2]!.id, { status: 'u3' }, Date.now())].map((record) => record!)
+    const ids = (records: Array<{ id: number }>): number[] => records.map((record) => record.id)
+    const limit = 10
+
+    const position = await store.feed.position()
+    same(position, { notification: n[2]!.id, command: c[2]!.id, update: u[2]!.lastUpdated }, 'position: the newest id of each kind and the newest stamp')
+    // upTo is the position a reader was handed (the doorbell's mark): a row above it may sit past
+    // an id drawn earlier and not yet committed, so reading it would move the reader past that id.
+    same(ids(await store.feed.notifications({ selector, after: 0, upTo: n[1]!.id, limit })), ids(n.slice(0, 2)), 'notifications: up to upTo, inclusive')
+    same(ids(await store.feed.notifications({ selector, after: n[0]!.id, upTo: n[0]!.id, limit })), [], 'notifications: nothing when after = upTo')
+    same(ids(await store.feed.commands({ selector, after: 0, upTo: c[1]!.id, limit })), ids(c.slice(0, 2)), 'commands: up to upTo, inclusive')
+    same(ids(await store.feed.commands({ selector, after: c[1]!.id, upTo: c[0]!.id, limit })), [], 'commands: nothing when upTo is behind after')
+    same(ids(await store.feed.updates({ selector, after: 0, upTo: u[1]!.lastUpdated, limit })), ids(u.slice(0, 2)), 'updates: up to the upTo stamp, inclusive')
+    same(ids(await store.feed.updates({ selector, after: u[0]!.lastUpdated, upTo: u[2]!.lastUpdated - 1, limit })), ids(u.slice(1, 2)), 'updates: between after and upTo')
+    same(ids(await store.feed.notifications({ selector, after: 0, upTo: position.notification, limit })), ids(n), 'notifications: up to the position, all')
+    same(ids(await store.feed.commands({ selector, after: 0, upTo: position.command, limit })), ids(c), 'commands: up to the position, all')
+    same(ids(await store.feed.updates({ selector, after: 0, upTo: position.update, limit })), ids(u), 'updates: up to the position, all')
+    same(ids(await store.feed.notifications({ selector, after: 0, upTo: position.notification, limit: 2 })), ids(n.slice(0, 2)), 'limit still applies')
+  })
+
+  check('configuration: put creates then bumps, get, delete', async ({ store }) => {
+    assert.equal(await store.configuration.get('key'), undefined)
+    same(await store.configuration.put('key', 'one'), { name: 'key', value: 'one', entityVersion: 0 })
+    same(await store.configuration.put('key', 'two'), { name: 'key', value: 'two', entityVersion: 1 })
+    same(await store.configuration.put('key', 'two'), { name: 'key', value: 'two', entityVersion: 2 })
+    same(await store.configuration.put('other', 'x'), { name: 'other', value: 'x', entityVersion: 0 })
+    same(await store.configuration.get('key'), { name: 'key', value: 'two', entityVersion: 2 })
+    assert.equal(await store.configuration.get('KEY'), undefined, 'names are exact')
+    assert.equal(await store.configuration.delete('key'), true)
+    assert.equal(await store.configuration.delete('key'), false)
+    assert.equal(await store.configuration.get('key'), undefined)
+    same(await store.configuration.put('key', 'again'), { name: 'key', value: 'again', entityVersion: 0 }, 'recreated from version 0')
+    same(await store.configuration.get('other'), { name: 'other', value: 'x', entityVersion: 0 })
+  })
+
+  check('secrets: setIfAbsent keeps the first value, set replaces', async ({ store }) => {
+    assert.equal(await store.secrets.get('jwt'), undefined)
+    assert.equal(await store.secrets.setIfAbsent('jwt', 'first'), 'first')
+    assert.equal(await store.secrets.setIfAbsent('jwt', 'second'), 'first')
+    assert.equal(await store.secrets.get('jwt'), 'first')
+    await store.secrets.set('jwt', 'third')
+    assert.equal(await store.secrets.get('jwt'), 'third')
+    await store.secrets.set('fresh', 'value')
+    assert.equal(await store.secrets.get('fresh'), 'value')
+    const [a, b] = await Promise.all([store.secrets.setIfAbsent('race', 'a'), store.secrets.setIfAbsent('race', 'b')])
+    assert.equal(a, b, 'concurrent setIfAbsent calls agree on one value')
+  })
+}
+
+function pluginAndTransactionChecks (check: Register): void {
+  check('plugins: findByTopic', async ({ store }) => {
+    assert.equal(await store.plugins.findByTopic('plugin_topic_x'), undefined)
+    const db = kysely(store)
+    if (db === undefined) return
+    // No port inserts plugins yet; write the row directly to check the read path.
+    const user = await store.users.insert(newUser('owner'))
+    await db.insertInto('plugins').values({
+      name: 'p', description: null, topic_name: 'plugin_topic_x', filter: 'command/*/*/*', status: 2, subscription_id: LATE, user_id: user, parameters: '{"b":1,"a":2}'
+    }).execute()
+    const found = await store.plugins.findByTopic('plugin_topic_x')
+    same(found, {
+      id: found!.id, name: 'p', description: null, topicName: 'plugin_topic_x', filter: 'command/*/*/*', status: 2, subscriptionId: LATE, userId: user,
+      parameters: { b: 1, a: 2 }, grants: { networkIds: 'all', deviceTypeIds: 'all' }
+    }, 'a row written without grants (an older version) reaches what its owner does')
+    assert.equal(typeof found!.id, 'number')
+    assert.equal(JSON.stringify(found!.parameters), '{"b":1,"a":2}')
+    await store.users.delete(user)
+    assert.equal(await store.plugins.findByTopic('plugin_topic_x'), undefined, 'deleting the owner deletes the plugin')
+  })
+
+  check('plugins: grants round-trip, and a damaged grant grants nothing', async ({ store }) => {
+    const user = await store.users.insert(newUser('grants'))
+    const row = { name: 'g', description: null, topicName: 'plugin_topic_g', filter: '*/*/*/*/*', status: 2 as const, subscriptionId: null, userId: user, parameters: null }
+    const id = await store.plugins.insert({ ...row, grants: { networkIds: [3, 1], deviceTypeIds: 'all' } })
+    same((await store.plugins.findById(id))!.grants, { networkIds: [3, 1], deviceTypeIds: 'all' })
+    assert.equal(await store.plugins.update(id, { grants: { networkIds: 'all', deviceTypeIds: [] } }), true)
+    same((await store.plugins.findById(id))!.grants, { networkIds: 'all', deviceTypeIds: [] }, 'an empty list stays empty, not all')
+    assert.equal(await store.plugins.update(id, { name: 'renamed' }), true)
+    same((await store.plugins.findById(id))!.grants, { networkIds: 'all', deviceTypeIds: [] }, 'a patch without grants keeps them')
+    const db = kysely(store)
+    if (db === undefined) return
+    await db.updateTable('plugins').set({ network_grant: '1,x', device_type_grant: ',' }).where('id', '=', id).execute()
+    same((await store.plugins.findById(id))!.grants, { networkIds: [], deviceTypeIds: [] })
+  })
+
+  check('transaction: commit, rollback, nesting', async ({ store }) => {
+    const result = await store.transaction(async (tx) => {
+      const id = await tx.networks.insert({ name: 'committed', description: null })
+      same(await tx.networks.findById(id), { id, name: 'committed', description: null }, 'visible inside')
+      return id
+    })
+    same(await store.networks.findById(result), { id: result, name: 'committed', description: null }, 'the result is returned and visible after commit')
+
+    const boom = new Error('boom')
+    await assert.rejects(store.transaction(async (tx) => {
+      await tx.networks.insert({ name: 'rolled back', description: null })
+      await tx.configuration.put('k', 'v')
+      throw boom
+    }), boom)
+    assert.equal(await store.networks.findByName('rolled back'), undefined)
+    assert.equal(await store.configuration.get('k'), undefined)
+
+    await assert.rejects(store.transaction(async (tx) => {
+      await tx.transaction(async (inner) => {
+        await inner.networks.insert({ name: 'inner', description: null })
+      })
+      assert.ok(await tx.networks.findByName('inner'), 'the nested transaction joined the outer one')
+      throw boom
+    }), boom)
+    assert.equal(await store.networks.findByName('inner'), undefined, 'the outer rollback undoes the nested writes')
+
+    // A constraint error inside a transaction maps to CONFLICT and rolls everything back.
+    await rejectsConflict(store.transaction(async (tx) => {
+      await tx.networks.insert({ name: 'before conflict', description: null })
+      await tx.networks.insert({ name: 'committed', description: null })
+    }), 'duplicate inside a transaction')
+    assert.equal(await store.networks.findByName('before conflict'), undefined)
+
+    const [x, y] = await Promise.all([
+      store.transaction((tx) => tx.networks.insert({ name: 'parallel-x', description: null })),
+      store.transaction((tx) => tx.networks.insert({ name: 'parallel-y', description: null }))
+    ])
+    assert.notEqual(x, y, 'concurrent transactions both commit')
+    assert.equal(await store.networks.count('all', { namePattern: 'parallel-%' }), 2)
+  })
+
+  check('afterCommit: after commit, never on rollback, at once outside a transaction', async ({ store }) => {
+    const calls: string[] = []
+    store.afterCommit(() => calls.push('outside'))
+    same(calls, ['outside'], 'runs at once outside a transaction')
+
+    await store.transaction(async (tx) => {
+      tx.afterCommit(() => calls.push('committed'))
+      await tx.transaction(async (inner) => {
+        inner.afterCommit(() => calls.push('nested'))
+      })
+      await tx.networks.insert({ name: 'n', description: null })
+      same(calls, ['outside'], 'not yet inside the transaction')
+    })
+    same(calls, ['outside', 'committed', 'nested'], 'run in order once the outer transaction commits')
+
+    await assert.rejects(store.transaction(async (tx) => {
+      tx.afterCommit(() => calls.push('rolled back'))
+      throw new Error('rollback')
+    }))
+    same(calls, ['outside', 'committed', 'nested'], 'never after a rollback')
+  })
+
+  check('notify: accepted inside and outside a transaction', async ({ store }) => {
+    await store.notify('devicehub_contract', '{"id":1}')
+    await store.transaction(async (tx) => {
+      await tx.notify('devicehub_contract', '{"id":2}')
+      await tx.networks.insert({ name: 'n', description: null })
+    })
+    assert.ok(await store.networks.findByName('n'), 'notify does not disturb the transaction')
+  })
+}
+
+function purgeAndDurabilityChecks (check: Register): void {
+  check('deleted devices: history detached from a namesake at once, purged in batches (issue #16)', async ({ store }) => {
+    const device = { id: 'namesake', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false }
+    const networkId = await store.networks.insert({ name: 'purge-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'purge-type', description: null })
+    const at = { ...device, networkId, deviceTypeId }
+    await store.devices.insert(at)
+    const old = await store.commands.insert({ command: 'old', deviceId: 'namesake', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null, result: null }, LATE)
+    const rows = Array.from({ length: 7 }, () => ({ notification: 'old', deviceId: 'namesake', networkId, deviceTypeId, parameters: null }))
+    const oldNotifications = await store.notifications.insertMany(rows, LATE)
+    match(await store.commands.findForDevice('namesake', old.id), { command: 'old' })
+    assert.equal(await store.devices.delete('namesake'), true)
+    await store.devices.insert(at)
+    assert.equal(await store.commands.findForDevice('namesake', old.id), undefined, 'the namesake cannot read the old command')
+    assert.equal(await store.notifications.findForDevice('namesake', oldNotifications[0]!.id), undefined)
+    const scope = { networkIds: 'all', deviceTypeIds: 'all' } as const
+    same(await store.commands.query({ scope, deviceIds: ['namesake'], sortField: 'timestamp', take: 100 }), [])
+    same(await store.notifications.backlog({ scope, deviceIds: ['namesake'], names: ['old'], after: 0, limit: 100 }), [])
+    assert.equal(await store.commands.update('namesake', old.id, { status: 'x' }, LATE), undefined, 'nor update it')
+    const fresh = await store.commands.insert({ command: 'new', deviceId: 'namesake', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null, result: null }, LATE)
+    match(await store.commands.findForDevice('namesake', fresh.id), { command: 'new' })
+
+    const [entry] = await store.purges.pending(10)
+    match(entry, { deviceId: 'namesake' })
+    assert.equal(await store.purges.purgeBatch(entry!, 3), 4, 'a batch: 3 notifications and the command')
+    assert.equal(await store.purges.purgeBatch(entry!, 3), 3)
+    assert.equal(await store.purges.purgeBatch(entry!, 3), 1)
+    assert.equal(await store.purges.purgeBatch(entry!, 3), 0)
+    await store.purges.done(entry!.id)
+    same(await store.purges.pending(10), [])
+    assert.equal(await store.commands.findById(old.id), undefined)
+    match(await store.commands.findById(fresh.id), { command: 'new' }, 'the namesake\'s own row stays')
+
+    // Deleting the network queues the histories of its devices (ON DELETE CASCADE).
+    await store.networks.delete(networkId)
+    match(await store.purges.pending(10), [{ deviceId: 'namesake' }])
+  })
+  check('durability: a committed write is there after reopening; a rolled-back one is not', async ({ store, reopen }) => {
+    if (reopen === undefined) return
+    const network = await store.networks.insert({ name: 'kept', description: null })
+    await store.transaction(async (tx) => {
+      await tx.networks.insert({ name: 'rolled-back', description: null })
+      throw new Error('roll back')
+    }).catch(() => {})
+    const first = await store.notifications.insert({ notification: 'n', deviceId: 'd', networkId: network, deviceTypeId: null, parameters: null })
+    const again = await reopen()
+    match(await again.networks.findByName('kept'), { id: network, name: 'kept' }, 'the committed network')
+    assert.equal(await again.networks.findByName('rolled-back'), undefined, 'the rolled-back one is gone')
+    const next = await again.notifications.insert({ notification: 'n', deviceId: 'd', networkId: network, deviceTypeId: null, parameters: null })
+    assert.ok(next.id > first.id && next.stamp > first.stamp, 'ids and stamps keep increasing across the reopen')
+  })
+}
+
+function buildContract (): Record<string, StoreContractCheck> {
+  const checks: Record<string, StoreContractCheck> = {}
+  const check: Register = (name, fn) => {
+    if (name in checks) throw new Error(`two checks named ${name}`)
+    checks[name] = fn
+  }
+  userChecks(check)
+  assignmentChecks(check)
+  entityAndDeviceChecks(check)
+  messageAndSettingChecks(check)
+  pluginAndTransactionChecks(check)
+  purgeAndDurabilityChecks(check)
+  return checks
+}
+
+/**
+ * Every check of the contract by name. Give each a fresh store: the checks assume an empty,
+ * migrated database and do not clean up.
+ */
+export const storeContract: Record<string, StoreContractCheck> = buildContract()
