@@ -173,7 +173,7 @@ function filterOf (principal: Principal, input: UserListInput): UserFilter {
  * const { id } = await users.create(principal, { login: 'alice', password: 'secret-1', role: 1 })
  */
 export function createUserService (ctx: ServiceContext): UserService {
-  const { store, doorbell } = ctx
+  const { store, bus } = ctx
 
   /**
    * The one rule of every operation on `/user/{id}...`, whatever the verb: an administrator may
@@ -254,8 +254,8 @@ export function createUserService (ctx: ServiceContext): UserService {
         // A loss of rights spares no token, the caller's included.
         if (loss === 'rights') delete patch.keepToken
         if (!(await tx.users.update(target.id, patch))) throw userNotFound(target.id)
-        if (loss === 'rights') await revokeUser(doorbell, target.id, tx)
-        else if (loss === 'password') await revokeTokens(doorbell, target.id, patch.keepToken, tx)
+        if (loss === 'rights') await revokeUser(bus, target.id, tx)
+        else if (loss === 'password') await revokeTokens(bus, target.id, patch.keepToken, tx)
       })
     } catch (error) {
       rethrowConflict(error)
@@ -347,7 +347,7 @@ export function createUserService (ctx: ServiceContext): UserService {
         if (target === undefined) throw userNotFound(id)
         await keepAnAdmin(tx, target, 'deleted')
         await tx.users.delete(id)
-        await revokeUser(doorbell, id, tx)
+        await revokeUser(bus, id, tx)
       })
     },
 
@@ -382,7 +382,7 @@ export function createUserService (ctx: ServiceContext): UserService {
         const user = await tx.users.findById(userId)
         const had = user?.role === UserRole.Client && (await tx.users.networkIds(userId)).includes(networkId)
         await tx.users.unassignNetwork(userId, networkId)
-        if (had) await revokeUser(doorbell, userId, tx)
+        if (had) await revokeUser(bus, userId, tx)
       })
     },
 
@@ -429,7 +429,7 @@ export function createUserService (ctx: ServiceContext): UserService {
       await store.transaction(async (tx) => {
         const had = user.role === UserRole.Client && (await tx.users.deviceTypeIds(userId)).includes(deviceTypeId)
         await tx.users.unassignDeviceType(userId, deviceTypeId)
-        if (had) await revokeUser(doorbell, userId, tx)
+        if (had) await revokeUser(bus, userId, tx)
       })
     },
 
@@ -460,7 +460,7 @@ export function createUserService (ctx: ServiceContext): UserService {
         const had = user.allDeviceTypesAvailable || (user.role === UserRole.Client && (await tx.users.deviceTypeIds(userId)).length > 0)
         await tx.users.update(userId, { allDeviceTypesAvailable: false })
         await tx.users.unassignAllDeviceTypes(userId)
-        if (had) await revokeUser(doorbell, userId, tx)
+        if (had) await revokeUser(bus, userId, tx)
       })
     }
   }
