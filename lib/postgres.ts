@@ -5,7 +5,7 @@
  * @example
  * import { createPostgresDoorbell, openPostgresStore } from 'devicehub/postgres'
  * const url = 'postgres://devicehub@db:5432/devicehub'
- * const hub = await createDeviceHub({ store: await openPostgresStore(url), doorbell: await createPostgresDoorbell(url) })
+ * const hub = await createDeviceHub({ store: await openPostgresStore(url), bus: await createPostgresDoorbell(url) })
  */
 export { openPostgresStore } from './store/dialects/postgres.js'
 export type { PostgresStoreOptions } from './store/dialects/postgres.js'

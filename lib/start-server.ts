@@ -13,7 +13,7 @@ import { consolePath } from './http/console.js'
 import type { MetricsOptions } from './http/metrics.js'
 import type { PresenceSettings } from './core/presence/presence-service.js'
 import { createPostgresDoorbell } from './doorbells/postgres-doorbell.js'
-import type { Doorbell } from './core/realtime/doorbell.js'
+import type { Bus } from './core/realtime/bus.js'
 import type { Durability } from './store/durability.js'
 import { isPostgresUrl, openStore } from './store/open-store.js'
 
@@ -89,14 +89,14 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   const location = options.db ?? ':memory:'
   const store = await openStore(location, { lock: options.lockDatabase !== false, durability: options.durability })
   let hub: DeviceHub
-  let doorbells: Doorbell | undefined
+  let bus: Bus | undefined
   try {
     // Several instances over one PostgreSQL database wake each other's long polls through
     // LISTEN/NOTIFY; one process on SQLite needs nothing more than the memory doorbell.
-    if (isPostgresUrl(location)) doorbells = await createPostgresDoorbell(location)
+    if (isPostgresUrl(location)) bus = await createPostgresDoorbell(location)
     hub = await createDeviceHub({
       store,
-      doorbell: doorbells,
+      bus,
       jwtSecret: options.jwtSecret,
       jwtKeyDerivation: options.jwtKeyDerivation,
       admin: options.admin,
@@ -110,7 +110,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
       presence: options.presence
     })
   } catch (error) {
-    await doorbells?.close()
+    await bus?.close()
     await store.close()
     throw error
   }

@@ -4,7 +4,9 @@ import type { HistoryPurger } from './devices/history-purge.js'
 import type { Logger, Store } from './ports.js'
 import type { Presence } from './presence/presence.js'
 import type { WaiterRegistry } from './realtime/cancellation.js'
-import type { Doorbell } from './realtime/doorbell.js'
+import type { Bus } from './realtime/bus.js'
+import type { MessageLog } from './realtime/message-log.js'
+import type { Router } from './realtime/router.js'
 import type { Clock } from './time.js'
 
 export interface Limits {
@@ -14,7 +16,12 @@ export interface Limits {
 
 export interface ServiceContext {
   store: Store
-  doorbell: Doorbell
+  /** The bus in log order: control events are published here, plugin delivery listens here. */
+  bus: Bus
+  /** The one write path of messages, and the mark readers take. */
+  log: MessageLog
+  /** The hub's routing index: streams and long polls register here. */
+  router: Router
   clock: Clock
   logger: Logger
   limits: Limits

@@ -1,5 +1,5 @@
 /**
- * The composition of the core: every domain service over one store and one doorbell. Framework-free;
+ * The composition of the core: every domain service over one store and one bus. Framework-free;
  * the HTTP adapter, the CLI and embedding code all call these services.
  */
 import type { AuthService, TokenLifetimes } from './auth/auth-service.js'
@@ -34,15 +34,19 @@ import type { HealthReport } from './operations/health.js'
 import { checkHealth } from './operations/health.js'
 import { createInitialisation } from './operations/initialisation.js'
 import type { HubStats } from './operations/hub-stats.js'
-import { countingDoorbell, createStatsRecorder } from './operations/hub-stats.js'
+import { createStatsRecorder } from './operations/hub-stats.js'
 import type { Logger, Store } from './ports.js'
 import type { Presence, PresenceSettings } from './presence/presence-service.js'
 import { createPresence } from './presence/presence-service.js'
 import { silentLogger } from './ports.js'
-import type { Doorbell } from './realtime/doorbell.js'
+import type { Bus } from './realtime/bus.js'
 import { createWaiterRegistry } from './realtime/cancellation.js'
 import { createMemoryDoorbell } from './realtime/memory-doorbell.js'
+import type { MessageLog } from './realtime/message-log.js'
+import { createMessageLog, statementChannel } from './realtime/message-log.js'
 import { createOrderedDoorbell } from './realtime/ordered-doorbell.js'
+import type { Router } from './realtime/router.js'
+import { createRouter } from './realtime/router.js'
 import type { RetentionPruner } from './realtime/retention.js'
 import { DEFAULT_RETENTION_MS, createRetentionPruner } from './realtime/retention.js'
 import type { Clock } from './time.js'
@@ -52,8 +56,11 @@ import { createUserService } from './users/user-service.js'
 
 export interface DeviceHubOptions {
   store: Store
-  /** Defaults to an in-process memory doorbell. */
-  doorbell?: Doorbell
+  /**
+   * The bus events travel on: defaults to the in-process memory doorbell; every instance over one
+   * PostgreSQL database needs the PostgreSQL doorbell (`createPostgresDoorbell`).
+   */
+  bus?: Bus
   /** Tests only (D2): no setting shifts the clock of a running server. */
   clock?: Clock
   logger?: Logger
@@ -88,7 +95,12 @@ export interface DeviceHubOptions {
 
 export interface DeviceHub {
   readonly store: Store
-  readonly doorbell: Doorbell
+  /** The bus given (or the memory doorbell); listeners that need stamp order use `router`. */
+  readonly bus: Bus
+  /** The one write path of messages, and the mark readers take. */
+  readonly log: MessageLog
+  /** The routing index of this hub's waiters (streams, long polls) over the bus, in log order. */
+  readonly router: Router
   readonly clock: Clock
   readonly logger: Logger
   readonly limits: Limits
@@ -151,11 +163,11 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   checkBootstrapOptions({ adminLogin: options.admin?.login, adminPassword: options.admin?.password })
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? silentLogger
-  const doorbell = options.doorbell ?? createMemoryDoorbell()
+  const bus = options.bus ?? createMemoryDoorbell()
   const limits: Limits = { maxTake: 10_000, ...options.limits }
   const lifetimes = { ...DEFAULT_TOKEN_LIFETIMES, ...options.tokenLifetimes }
   const secret = await resolveJwtSecret(store, options.jwtSecret)
-  const auth = createAuthService({ store, jwt: createJwtCodec(secret, options.jwtKeyDerivation), clock, lifetimes, doorbell })
+  const auth = createAuthService({ store, jwt: createJwtCodec(secret, options.jwtKeyDerivation), clock, lifetimes, bus })
   const startupWarnings = [jwtKeyWarning(secret, options.jwtKeyDerivation)].filter((w) => w !== undefined)
   for (const warning of startupWarnings) logger.warn(warning)
   const runBootstrap = (): Promise<BootstrapResult> => ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
@@ -164,20 +176,23 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     placeholder: { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
   })
   const waiters = createWaiterRegistry()
-  // Writes that ride the doorbell on PostgreSQL commit out of stamp order: their events are
-  // put back in order before any listener sees them (ordered-doorbell.ts).
-  const ordered = store.stampOrder !== undefined && doorbell.storeChannel?.(store) !== undefined
-    ? await createOrderedDoorbell(doorbell, store.stampOrder, { logger })
+  // Writes that ride the statement on PostgreSQL commit out of stamp order: their events are
+  // put back in order before any listener sees them, and the log's mark is kept there (ordered-doorbell.ts).
+  const channel = statementChannel(bus, store)
+  const ordered = store.stampOrder !== undefined && channel !== undefined
+    ? await createOrderedDoorbell(bus, store.stampOrder, { logger })
     : undefined
   const order = ordered === undefined ? undefined : () => ({ waiting: ordered.waiting, resyncs: ordered.resyncs })
   const recorder = createStatsRecorder(() => waiters.size, order, auth.loginStats)
-  // Services ring a counting wrapper; `hub.doorbell` stays the doorbell the caller gave.
-  const counted = countingDoorbell(ordered ?? doorbell, recorder.messageCounts)
-  const presence = createPresence({ store, doorbell: counted, clock, logger }, options.presence)
+  // Listeners hear the bus in log order; writers append to the log.
+  const orderedBus = ordered ?? bus
+  const log = createMessageLog({ store, bus: orderedBus, clock, channel: ordered === undefined ? undefined : channel, order: ordered, onWritten: recorder.written })
+  const router = createRouter(orderedBus)
+  const presence = createPresence({ store, log, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })
   // Histories queued before this start (a crash mid-purge, migration 0003) go now.
   purger.kick()
-  const ctx: ServiceContext = { store, doorbell: counted, clock, logger, limits, auth, waiters, presence, purger }
+  const ctx: ServiceContext = { store, bus: orderedBus, log, router, clock, logger, limits, auth, waiters, presence, purger }
   const retention = createRetentionPruner({
     store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS, onPass: recorder.pruned, onFailure: recorder.pruneFailed
   })
@@ -187,7 +202,9 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   let closing: Promise<void> | undefined
   return {
     store,
-    doorbell,
+    bus,
+    log,
+    router,
     clock,
     logger,
     limits,
@@ -201,7 +218,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     },
     whenInitialised: () => initialisation.settled(),
     health: () => checkHealth({
-      store, doorbell, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done
+      store, bus, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done
     }),
     stats: recorder.stats,
     tokens: auth,
@@ -229,7 +246,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
         await retention.stop()
         await presence.stop()
         await purger.stop()
-        await (ordered ?? doorbell).close()
+        await orderedBus.close()
         await store.close()
       })()
       return closing

@@ -1,5 +1,5 @@
 /**
- * The cross-instance doorbell: PostgreSQL LISTEN/NOTIFY. Each instance holds ONE dedicated LISTEN
+ * The cross-instance bus (the PostgreSQL doorbell): LISTEN/NOTIFY. Each instance holds ONE dedicated LISTEN
  * connection (a `pg.Client`, outside any pool). Writers send `pg_notify` inside their write
  * transaction (`tx.notify`), so the doorbell rings exactly at commit and never for a rolled-back
  * row; every instance (the writer's included) hears it on its LISTEN connection and wakes its
@@ -10,7 +10,7 @@ import type * as PgModule from 'pg'
 import type { Client, Notification } from 'pg'
 import type { Logger, Store } from '../core/ports.js'
 import { silentLogger } from '../core/ports.js'
-import type { Doorbell, DoorbellEvent, DoorbellEventKind } from '../core/realtime/doorbell.js'
+import type { Bus, BusEvent, MessageEvent, MessageKind } from '../core/realtime/bus.js'
 import { createListenerSet } from '../core/realtime/listener-set.js'
 
 export const DEFAULT_HUB_CHANNEL = 'devicehub_events'
@@ -21,7 +21,10 @@ export const DEFAULT_DOORBELL_APPLICATION_NAME = 'devicehub-doorbell'
 /** Channel names are plain lower-case identifiers, so LISTEN and pg_notify agree on them. */
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
-const EVENT_KINDS: ReadonlySet<string> = new Set<DoorbellEventKind>(['command', 'command-update', 'notification', 'plugin', 'revoke'])
+const MESSAGE_KINDS: ReadonlySet<string> = new Set<MessageKind>(['command', 'command-update', 'notification'])
+
+/** `deviceId` prefix of a password-change `revoke` on the wire; the id of the token it spares follows (or nothing). */
+const PASSWORD_CHANGE = 'password:'
 
 export interface PostgresDoorbellOptions {
   /** NOTIFY channel shared by every instance of one deployment (default `devicehub_events`). */
@@ -39,7 +42,9 @@ export interface PostgresDoorbellOptions {
   applicationName?: string
 }
 
-export interface PostgresDoorbell extends Doorbell {
+export interface PostgresDoorbell extends Bus {
+  /** The NOTIFY channel: writes on a PostgreSQL store send their events from the write statement (message-log.ts). */
+  readonly notifyChannel: string
   /** Whether the LISTEN connection is up right now. */
   readonly connected: boolean
   /** Number of registered listeners. */
@@ -48,23 +53,22 @@ export interface PostgresDoorbell extends Doorbell {
   readonly listenerPid: number | undefined
 }
 
-/** The wake-up sent to every listener after a reconnect: read the store again. */
-export const RESYNC_EVENT: DoorbellEvent = Object.freeze({
-  kind: 'resync',
-  id: 0,
-  deviceId: '',
-  networkId: null,
-  deviceTypeId: null,
-  name: ''
-})
 
 /**
- * Compact wire form: ids and routing keys, then the record when it fits. Device ids (48) and
+ * Compact wire form: ids and routing keys, then the record when it fits. Control events keep the
+ * six-element form of earlier versions (instances of two versions may share a database during an
+ * upgrade): `plugin` as [kind, plugin id, '', null, null, topic], `revoke` as [kind, user id,
+ * '' or `password:<kept token id>`, null, null, '' or a plugin's topic]. Device ids (48) and
  * names (128) are bounded by their columns, so a payload stays below PostgreSQL's 8000-byte NOTIFY
  * limit. Writes that ride the statement (pg-message-writes.ts) send ten elements: these six, the
  * record or null, and the draw chain (`prev`, `stamp`, `nextXid`).
  */
-export function encodeDoorbellEvent (event: DoorbellEvent): string {
+export function encodeDoorbellEvent (event: Exclude<BusEvent, { kind: 'resync' }>): string {
+  if (event.kind === 'plugin') return JSON.stringify([event.kind, event.pluginId, '', null, null, event.topic])
+  if (event.kind === 'revoke') {
+    const tokens = event.what === 'tokens' ? `${PASSWORD_CHANGE}${event.keptTokenId}` : ''
+    return JSON.stringify([event.kind, event.userId, tokens, null, null, event.what === 'plugin' ? event.topic : ''])
+  }
   const fields = [event.kind, event.id, event.deviceId, event.networkId, event.deviceTypeId, event.name]
   if (event.record === undefined) return JSON.stringify(fields)
   const withRecord = JSON.stringify([...fields, event.record])
@@ -76,7 +80,7 @@ export function encodeDoorbellEvent (event: DoorbellEvent): string {
 const MAX_PAYLOAD = 7900
 
 /** The event a payload carries, or undefined for anything malformed. */
-export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined {
+export function decodeDoorbellEvent (payload: string): BusEvent | undefined {
   let value: unknown
   try {
     value = JSON.parse(payload)
@@ -86,9 +90,11 @@ export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined
   if (!Array.isArray(value) || (value.length !== 6 && value.length !== 7 && value.length !== 10)) return undefined
   const [kind, id, deviceId, networkId, deviceTypeId, name, record, prev, stamp, nextXid] = value as unknown[]
   const nullableId = (v: unknown): v is number | null => v === null || Number.isSafeInteger(v)
-  if (typeof kind !== 'string' || !EVENT_KINDS.has(kind) || !Number.isSafeInteger(id) || typeof deviceId !== 'string' ||
+  if (typeof kind !== 'string' || !Number.isSafeInteger(id) || typeof deviceId !== 'string' ||
     !nullableId(networkId) || !nullableId(deviceTypeId) || typeof name !== 'string') return undefined
-  const event: DoorbellEvent = { kind: kind as DoorbellEventKind, id: id as number, deviceId, networkId, deviceTypeId, name }
+  if (kind === 'plugin' || kind === 'revoke') return value.length === 6 ? controlEvent(kind, id as number, deviceId, name) : undefined
+  if (!MESSAGE_KINDS.has(kind)) return undefined
+  const event: MessageEvent = { kind: kind as MessageKind, id: id as number, deviceId, networkId, deviceTypeId, name }
   // The record is written by devicehub's own statements (pg-message-writes.ts) in the record's
   // shape; one that does not name the same message is ignored (the listener reads the row).
   if (isRecordOf(event, record)) event.record = record
@@ -100,9 +106,15 @@ export function decodeDoorbellEvent (payload: string): DoorbellEvent | undefined
   return event
 }
 
-function isRecordOf (event: DoorbellEvent, record: unknown): record is NonNullable<DoorbellEvent['record']> {
+function controlEvent (kind: 'plugin' | 'revoke', id: number, deviceId: string, name: string): BusEvent {
+  if (kind === 'plugin') return { kind, pluginId: id, topic: name }
+  if (name !== '') return { kind, userId: id, what: 'plugin', topic: name }
+  if (deviceId.startsWith(PASSWORD_CHANGE)) return { kind, userId: id, what: 'tokens', keptTokenId: deviceId.slice(PASSWORD_CHANGE.length) }
+  return { kind, userId: id, what: 'rights' }
+}
+
+function isRecordOf (event: MessageEvent, record: unknown): record is NonNullable<MessageEvent['record']> {
   if (typeof record !== 'object' || record === null || Array.isArray(record)) return false
-  if (event.kind !== 'notification' && event.kind !== 'command' && event.kind !== 'command-update') return false
   const r = record as Record<string, unknown>
   const named = event.kind === 'notification' ? r.notification : r.command
   return r.id === event.id && r.deviceId === event.deviceId && named === event.name &&
@@ -115,7 +127,7 @@ function isRecordOf (event: DoorbellEvent, record: unknown): record is NonNullab
  *
  * @example
  * const doorbell = await createPostgresDoorbell('postgres://devicehub@db:5432/devicehub')
- * const off = doorbell.subscribe((event) => console.log(event.kind, event.deviceId))
+ * const off = doorbell.subscribe((event) => console.log(event.kind))
  * await store.transaction(async (tx) => {
  *   const row = await tx.notifications.insert(input)
  *   await doorbell.publish({ kind: 'notification', id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId, name: row.notification }, tx)
@@ -140,7 +152,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
   const healthInterval = options.healthCheckIntervalMs ?? 30_000
   let healthTimer: NodeJS.Timeout | undefined
 
-  const deliver = (event: DoorbellEvent): void => {
+  const deliver = (event: BusEvent): void => {
     listeners.deliver(event)
   }
 
@@ -194,7 +206,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
         if (closed) return
         delay = initialDelay
         logger.info({ channel }, 'doorbell reconnected; waking every listener to read again')
-        deliver(RESYNC_EVENT)
+        deliver({ kind: 'resync' })
       }, (error: unknown) => {
         delay = Math.min(delay * 2, maxDelay)
         logger.warn({ err: error, channel, retryInMs: delay }, 'doorbell reconnect failed')
@@ -204,7 +216,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
   }
 
   /** NOTIFY on the doorbell's own connection; when that is down, at least local listeners hear it. */
-  const notifyDirect = async (event: DoorbellEvent): Promise<void> => {
+  const notifyDirect = async (event: Exclude<BusEvent, { kind: 'resync' }>): Promise<void> => {
     const current = client
     if (current !== undefined) {
       try {
@@ -242,7 +254,8 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
     get listenerPid () {
       return (client as (Client & { processID?: number | null }) | undefined)?.processID ?? undefined
     },
-    async publish (event: DoorbellEvent, tx?: Store) {
+    notifyChannel: channel,
+    async publish (event: BusEvent, tx?: Store) {
       if (event.kind === 'resync') {
         deliver(event)
         return
@@ -252,9 +265,6 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
       // any other store it is sent from the doorbell's connection once the write has committed.
       if (tx.dialect === 'postgres') await tx.notify(channel, encodeDoorbellEvent(event))
       else tx.afterCommit(() => void notifyDirect(event))
-    },
-    storeChannel (store: Store) {
-      return store.dialect === 'postgres' ? channel : undefined
     },
     subscribe (listener) {
       return listeners.add(listener)

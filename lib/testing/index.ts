@@ -11,6 +11,10 @@
  * await rig.close()
  */
 export { createTestRig } from './test-rig.js'
+export { busContract } from './contracts/bus-contract.js'
+export type { BusCheck, BusContractSubject } from './contracts/bus-contract.js'
+export { messageLogContract } from './contracts/message-log-contract.js'
+export type { MessageLogCheck, MessageLogContractSubject, OpenMessageLog } from './contracts/message-log-contract.js'
 export type { TestRig, TestRigOptions, DeviceProps, SimulateProps, SimulatedDeviceHandle } from './test-rig.js'
 export type { DeviceHandle } from './device-handle.js'
 export type { Faults, FaultRecord, FaultKind, FaultScope } from './faults.js'

@@ -13,7 +13,7 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
   const dbName = new URL(db).pathname.slice(1)
   const server = await startServer({ db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' } })
   t.teardown(() => server.close())
-  const doorbell = server.hub.doorbell as PostgresDoorbell
+  const doorbell = server.hub.bus as PostgresDoorbell
   const { accessToken: token } = await server.adminTokens()
   const base = server.url
   const before = (await call(`${base}/info`, token)).body.serverTimestamp as string

@@ -4,18 +4,21 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import type { Logger } from '../../lib/core/ports.js'
-import type { DoorbellEvent } from '../../lib/core/realtime/doorbell.js'
-import { createPostgresDoorbell, decodeDoorbellEvent, encodeDoorbellEvent, RESYNC_EVENT } from '../../lib/doorbells/postgres-doorbell.js'
+import type { BusEvent, MessageEvent } from '../../lib/core/realtime/bus.js'
+import { createPostgresDoorbell, decodeDoorbellEvent, encodeDoorbellEvent } from '../../lib/doorbells/postgres-doorbell.js'
 import type { PostgresDoorbell, PostgresDoorbellOptions } from '../../lib/doorbells/postgres-doorbell.js'
 import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
 import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
-import { doorbellContract } from '../fixtures/doorbell-contract.js'
+import { busContract } from '../../lib/testing/contracts/bus-contract.js'
+import { runContract } from '../fixtures/contract.js'
 import { dropSchema, openTestStore, uniqueSchemaName } from '../fixtures/store.js'
 import { postgresTest } from '../fixtures/pg-database.js'
 
+const RESYNC: BusEvent = { kind: 'resync' }
+
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
-function event (id: number, fields: Partial<DoorbellEvent> = {}): DoorbellEvent {
+function event (id: number, fields: Partial<MessageEvent> = {}): MessageEvent {
   return { kind: 'notification', id, deviceId: 'dev-1', networkId: 1, deviceTypeId: 2, name: 'temperature', ...fields }
 }
 
@@ -27,6 +30,20 @@ t.test('the wire form keeps every field and rejects malformed payloads', async (
   for (const bad of ['', 'nope', '{}', '[]', '["resync",0,"",null,null,""]', '["notification","1","d",1,2,"n"]',
     '["notification",1,"d","1",2,"n"]', '["notification",1,"d",1,2,null]', '["other",1,"d",1,2,"n"]']) {
     t.equal(decodeDoorbellEvent(bad), undefined, `rejects ${JSON.stringify(bad)}`)
+  }
+})
+
+t.test('control events keep the six-element wire form of earlier versions', async (t) => {
+  const cases: Array<[BusEvent, unknown[]]> = [
+    [{ kind: 'plugin', pluginId: 3, topic: 'plugin_topic_a' }, ['plugin', 3, '', null, null, 'plugin_topic_a']],
+    [{ kind: 'revoke', userId: 5, what: 'rights' }, ['revoke', 5, '', null, null, '']],
+    [{ kind: 'revoke', userId: 5, what: 'plugin', topic: 'plugin_topic_a' }, ['revoke', 5, '', null, null, 'plugin_topic_a']],
+    [{ kind: 'revoke', userId: 5, what: 'tokens', keptTokenId: 'abc' }, ['revoke', 5, 'password:abc', null, null, '']],
+    [{ kind: 'revoke', userId: 5, what: 'tokens', keptTokenId: '' }, ['revoke', 5, 'password:', null, null, '']]
+  ]
+  for (const [event, wire] of cases) {
+    t.same(JSON.parse(encodeDoorbellEvent(event as Exclude<BusEvent, { kind: 'resync' }>)), wire, `${event.kind} on the wire`)
+    t.same(decodeDoorbellEvent(JSON.stringify(wire)), event, `${event.kind} read back`)
   }
 })
 
@@ -60,15 +77,16 @@ function runPostgresTests (t: Tap, url: string): void {
 
   /** Collects a doorbell's events; `next()` resolves with the next one (or rejects after a timeout). */
   const record = (doorbell: PostgresDoorbell) => {
-    const events: DoorbellEvent[] = []
+    // Message events as seen (a resync shows as `{ kind: 'resync' }`, without the message fields).
+    const events: MessageEvent[] = []
     const waiters: Array<() => void> = []
     doorbell.subscribe((e) => {
-      events.push(e)
+      events.push(e as MessageEvent)
       for (const wake of waiters.splice(0)) wake()
     })
     return {
       events,
-      async until (count: number, ms = 5000): Promise<DoorbellEvent[]> {
+      async until (count: number, ms = 5000): Promise<MessageEvent[]> {
         const deadline = Date.now() + ms
         while (events.length < count) {
           if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${count} events, got ${events.length}`)
@@ -86,25 +104,25 @@ function runPostgresTests (t: Tap, url: string): void {
     return client
   }
 
-  t.test('the doorbell contract', async (t) => {
+  t.test('the bus contract', async (t) => {
     const schemas: string[] = []
     t.teardown(async () => {
       for (const schema of schemas) await dropSchema(url, schema)
     })
-    doorbellContract(t, {
-      createDoorbell: () => createPostgresDoorbell(url, { channel: newChannel() }),
+    runContract(t, busContract, { make: async () => ({
+      createBus: () => createPostgresDoorbell(url, { channel: newChannel() }),
       openStore: () => {
         const schema = uniqueSchemaName()
         schemas.push(schema)
         return openPostgresStore(url, { schema, maxConnections: 2 })
       },
       graceMs: 150
-    })
+    }) })
   })
 
   t.test('every listener gets the same event object; a throwing one does not stop the rest', async (t) => {
     const doorbell = await openHub(t, { channel: newChannel() })
-    const seen: DoorbellEvent[][] = [[], [], []]
+    const seen: BusEvent[][] = [[], [], []]
     doorbell.subscribe((e) => seen[0]!.push(e))
     doorbell.subscribe(() => { throw new Error('listener bug') })
     doorbell.subscribe((e) => seen[1]!.push(e))
@@ -208,15 +226,15 @@ function runPostgresTests (t: Tap, url: string): void {
     const doorbell = await openHub(t, { channel, logger })
     const publisher = await openHub(t, { channel: newChannel() })
     const seen = record(doorbell)
-    const second: DoorbellEvent[] = []
+    const second: BusEvent[] = []
     doorbell.subscribe((e) => second.push(e))
     const pid = doorbell.listenerPid
     t.type(pid, 'number')
     const killer = await admin(t)
     const killed = await killer.query('select pg_terminate_backend($1) as ok', [pid])
     t.equal(killed.rows[0].ok, true)
-    t.same(await seen.until(1), [RESYNC_EVENT], 'woken with a resync once reconnected')
-    t.same(second, [RESYNC_EVENT], 'every listener is woken')
+    t.same(await seen.until(1), [RESYNC], 'woken with a resync once reconnected')
+    t.same(second, [RESYNC], 'every listener is woken')
     t.ok(doorbell.connected)
     t.not(doorbell.listenerPid, pid, 'a new connection')
     t.ok(warnings.includes('doorbell lost its LISTEN connection; reconnecting'), 'the loss is logged')
@@ -253,7 +271,7 @@ function runPostgresTests (t: Tap, url: string): void {
     t.equal(doorbell.connected, false)
     t.same(seen.events, [], 'no resync before a connection is back')
     await admin1.query(`alter role ${role} login`)
-    t.same(await seen.until(1), [RESYNC_EVENT])
+    t.same(await seen.until(1), [RESYNC])
     t.ok(doorbell.connected)
   })
 
@@ -286,7 +304,7 @@ function runPostgresTests (t: Tap, url: string): void {
     const seen = record(watched)
     const before = watched.listenerPid
     for (const socket of live) frozen.add(socket)
-    t.same(await seen.until(1, 3000), [RESYNC_EVENT], 'reconnected and resynced')
+    t.same(await seen.until(1, 3000), [RESYNC], 'reconnected and resynced')
     t.not(watched.listenerPid, before)
     await watched.publish(event(4))
     t.same((await seen.until(2))[1], event(4), 'doorbells flow on the new connection')
@@ -333,7 +351,7 @@ function runPostgresTests (t: Tap, url: string): void {
   t.test('unsubscribe and close', async (t) => {
     const doorbell = await createPostgresDoorbell(url, { channel: newChannel() })
     const seen = record(doorbell)
-    const extra: DoorbellEvent[] = []
+    const extra: BusEvent[] = []
     const off = doorbell.subscribe((e) => extra.push(e))
     t.equal(doorbell.size, 2)
     off()

@@ -1,30 +1,23 @@
 /**
- * On PostgreSQL every message write rings from its own statement (one round trip, combined per
- * instance): the hub's doorbell, wrapped to count writes, must still offer the store channel,
- * or every write silently falls back to a transaction of four round trips. The counts still see
- * every write.
+ * On PostgreSQL every message write sends its event from its own statement (one round trip,
+ * combined per instance): the message log must see the PostgreSQL doorbell's channel, or every
+ * write silently falls back to a transaction of four round trips. The counts still see every write.
  */
 import t from 'tap'
 import { createMemoryDoorbell } from '../../lib/core/realtime/memory-doorbell.js'
-import type { Doorbell, DoorbellEvent } from '../../lib/core/realtime/doorbell.js'
-import { countingDoorbell } from '../../lib/core/operations/hub-stats.js'
+import { statementChannel } from '../../lib/core/realtime/message-log.js'
+import type { Store } from '../../lib/core/ports.js'
 import { startServer } from '../../lib/start-server.js'
 import { call } from '../fixtures/messaging.js'
 import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
-t.test('the counting wrapper forwards the store channel only when the inner doorbell has one, and counts store rings', async (t) => {
-  const counts = { command: 0, 'command-update': 0, notification: 0 }
-  t.equal(countingDoorbell(createMemoryDoorbell(), counts).storeChannel, undefined, 'memory doorbell: writers publish')
-  const rang: DoorbellEvent[] = []
-  const inner: Doorbell = { ...createMemoryDoorbell(), storeChannel: () => 'chan', storeRang: (e) => { rang.push(e) } }
-  const counting = countingDoorbell(inner, counts)
-  t.equal(counting.storeChannel?.({} as never), 'chan')
-  const event = (kind: DoorbellEvent['kind']): DoorbellEvent => ({ kind, id: 1, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
-  counting.storeRang?.(event('notification'))
-  counting.storeRang?.(event('command'))
-  counting.storeRang?.(event('command-update'))
-  t.same(counts, { command: 1, 'command-update': 1, notification: 1 })
-  t.equal(rang.length, 3, 'forwarded')
+t.test('writes ride the statement only with a bus that names a channel, on a PostgreSQL store', async (t) => {
+  const postgres = { dialect: 'postgres' } as Store
+  const sqlite = { dialect: 'sqlite' } as Store
+  t.equal(statementChannel(createMemoryDoorbell(), postgres), undefined, 'memory doorbell: writers publish')
+  const notifying = { ...createMemoryDoorbell(), notifyChannel: 'chan' }
+  t.equal(statementChannel(notifying, postgres), 'chan')
+  t.equal(statementChannel(notifying, sqlite), undefined, 'a SQLite store has no NOTIFY: writers publish')
 })
 
 postgresTest('PostgreSQL: the hub writes through the store channel and counts every write', async (t, adminUrl) => {
@@ -32,7 +25,7 @@ postgresTest('PostgreSQL: the hub writes through the store channel and counts ev
   const server = await startServer({ db, jwtSecret: 'store-channel-secret', admin: { password: 'store-channel-pass' } })
   t.teardown(() => server.close())
   const { hub } = server
-  t.type(hub.doorbell.storeChannel?.(hub.store), 'string', 'the store channel reaches the services')
+  t.type(statementChannel(hub.bus, hub.store), 'string', 'the channel reaches the message log')
   const token = (await server.adminTokens()).accessToken
   t.equal((await call(`${server.url}/device/sc-1`, token, { method: 'PUT', body: { name: 'sc-1' } })).status, 204)
   const before = { ...hub.stats.messagesWritten }

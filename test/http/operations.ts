@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createDeviceHub } from '../../lib/core/devicehub.js'
-import type { Doorbell } from '../../lib/core/realtime/doorbell.js'
+import type { Bus } from '../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../lib/core/realtime/memory-doorbell.js'
 import { buildServer } from '../../lib/http/build-server.js'
 import { ADMIN_PASSWORD, createTestApp } from '../fixtures/app.js'
@@ -37,13 +37,13 @@ t.test('readiness answers 503 when the store fails, the doorbell is down, or the
   const store = await openTestStore(t)
   const inner = createMemoryDoorbell()
   let connected = true
-  const doorbell: Doorbell & { connected: boolean } = {
+  const doorbell: Bus & { connected: boolean } = {
     publish: (event, tx) => inner.publish(event, tx),
     subscribe: (listener) => inner.subscribe(listener),
     close: () => inner.close(),
     get connected () { return connected }
   }
-  const hub = await createDeviceHub({ store, doorbell, admin: { password: ADMIN_PASSWORD } })
+  const hub = await createDeviceHub({ store, bus: doorbell, admin: { password: ADMIN_PASSWORD } })
   const app = await buildServer({ hub, closeHub: false })
   t.teardown(async () => { await app.close(); await hub.close() })
 

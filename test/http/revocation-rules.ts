@@ -15,7 +15,6 @@
 import type { ClientRequest } from 'node:http'
 import { get } from 'node:http'
 import t from 'tap'
-import { dispatcherFor } from '../../lib/core/realtime/dispatcher.js'
 import type { TestApp } from '../fixtures/app.js'
 import { createTestApp } from '../fixtures/app.js'
 import { addDevice, eventually, listen } from '../fixtures/messaging.js'
@@ -206,7 +205,7 @@ for (const row of ROWS) {
     const t2 = await anotherToken(h, target.user.id, t1)
     const bystander = await h.createUser({ networkIds: [netC], deviceTypeIds: [dtC], allDeviceTypesAvailable: false })
 
-    const dispatcher = dispatcherFor(h.hub.doorbell)
+    const dispatcher = h.hub.router
     const before = dispatcher.size
     const ws1 = await subscribed(t, h, t1, mine)
     const ws2 = await subscribed(t, h, t2, mine)

@@ -1,5 +1,4 @@
 import t from 'tap'
-import { dispatcherFor } from '../../lib/core/realtime/dispatcher.js'
 import { createTestApp } from '../fixtures/app.js'
 import { call, eventually, listen } from '../fixtures/messaging.js'
 
@@ -20,7 +19,7 @@ t.test('device and client: command round trip asserted field by field', async (t
 
   const serverTime = (await call(`${base}/info`, client.accessToken)).body.serverTimestamp as string
   const devicePoll = call(`${base}/device/pump-7/command/poll?waitTimeout=30&timestamp=${serverTime}`, device.accessToken)
-  await eventually(() => dispatcherFor(h.hub.doorbell).size >= 1)
+  await eventually(() => h.hub.router.size >= 1)
 
   const sent = await call(`${base}/device/pump-7/command`, client.accessToken, { method: 'POST', body: { command: 'start', parameters: { rpm: 1200 }, lifetime: 60 } })
   t.equal(sent.status, 201)
@@ -46,7 +45,7 @@ t.test('device and client: command round trip asserted field by field', async (t
   }], 'the device receives exactly the command')
 
   const clientWait = call(`${base}/device/pump-7/command/${sent.body.id}/poll?waitTimeout=30`, client.accessToken)
-  await eventually(() => dispatcherFor(h.hub.doorbell).size >= 1)
+  await eventually(() => h.hub.router.size >= 1)
   const updated = await call(`${base}/device/pump-7/command/${sent.body.id}`, device.accessToken, { method: 'PUT', body: { status: 'done', result: { rpm: 1190, ok: true } } })
   t.equal(updated.status, 204)
 
@@ -71,7 +70,7 @@ t.test('device and client: command round trip asserted field by field', async (t
 
   // And the device's notification reaches a client polling across all its devices.
   const clientPoll = call(`${base}/device/notification/poll?waitTimeout=30&networkIds=${network}`, client.accessToken)
-  await eventually(() => dispatcherFor(h.hub.doorbell).size >= 1)
+  await eventually(() => h.hub.router.size >= 1)
   const notified = await call(`${base}/device/pump-7/notification`, device.accessToken, { method: 'POST', body: { notification: 'pressure', parameters: { bar: 2.5 } } })
   t.equal(notified.status, 201)
   const got = await clientPoll

@@ -260,7 +260,7 @@ t.test('6c. WebSocket subscriptions and event streams stop when access is revoke
   const again = await fetch(`${base}/device/${device}/notification/stream`, { headers: { authorization: `Bearer ${client.accessToken}` } })
   t.equal(again.status, 403, 'a reconnect is refused under the new rights')
   await again.body?.cancel()
-  await eventually(() => (h.hub.doorbell as unknown as { size: number }).size === 1)
+  await eventually(() => (h.hub.bus as unknown as { size: number }).size === 1)
   t.pass('only the bystander\'s listener is left')
 })
 
@@ -316,11 +316,11 @@ t.test('9. unknown login and wrong password read the same', async (t) => {
 })
 
 t.test('6b. revoke doorbells cross instances: the PostgreSQL doorbell carries them', async (t) => {
-  const event = { kind: 'revoke' as const, id: 7, deviceId: '', networkId: null, deviceTypeId: null, name: '' }
+  const event = { kind: 'revoke' as const, userId: 7, what: 'rights' as const }
   t.same(decodeDoorbellEvent(encodeDoorbellEvent(event)), event)
   t.ok(revokes(event, 7))
   t.notOk(revokes(event, 8))
-  t.ok(revokes({ ...event, id: EVERY_USER }, 8), 'EVERY_USER reaches everyone')
-  t.notOk(revokes({ ...event, id: EVERY_USER }, undefined), 'never the system principal')
-  t.notOk(revokes({ ...event, kind: 'notification' }, 7))
+  t.ok(revokes({ ...event, userId: EVERY_USER }, 8), 'EVERY_USER reaches everyone')
+  t.notOk(revokes({ ...event, userId: EVERY_USER }, undefined), 'never the system principal')
+  t.notOk(revokes({ kind: 'notification', id: 7, deviceId: '', networkId: null, deviceTypeId: null, name: '' }, 7))
 })

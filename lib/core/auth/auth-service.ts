@@ -4,7 +4,7 @@
  */
 import { DeviceHubError, Messages, badRequest, forbidden, notFound, unauthorized } from '../errors.js'
 import type { Store } from '../ports.js'
-import type { Doorbell } from '../realtime/doorbell.js'
+import type { Bus } from '../realtime/bus.js'
 import type { Clock } from '../time.js'
 import { parseTimestamp } from '../time.js'
 import type { UserPatch, UserRecord } from '../users/user-ports.js'
@@ -114,7 +114,7 @@ export interface AuthServiceOptions {
    * Rings `revoke` when the lockout policy locks a user (its status leaves ACTIVE, D11), so its
    * open waits end on every instance. Without it a lock revokes the tokens only.
    */
-  doorbell?: Doorbell
+  bus?: Bus
 }
 
 const DEFAULT_LAST_LOGIN_TIMEOUT_MS = 1000
@@ -122,7 +122,7 @@ const INVALID_CREDENTIALS = 'Invalid credentials'
 // Verified against when the login is unknown, so both answers take the same time.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='
 
-export function createAuthService ({ store, jwt, clock, lifetimes, throttle: givenThrottle, doorbell }: AuthServiceOptions): AuthService {
+export function createAuthService ({ store, jwt, clock, lifetimes, throttle: givenThrottle, bus }: AuthServiceOptions): AuthService {
   const throttle = givenThrottle ?? createLoginThrottle({ clock })
   const failures = { invalid: 0, throttled: 0, inactive: 0 }
   const guessingListeners = new Set<(alert: GuessingAlert) => void>()
@@ -197,7 +197,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
         const alert = throttle.failed(name, address)
         if (alert !== undefined) raise(alert)
         // Only failures that got past the throttle reach this counter.
-        if (user !== undefined) await countFailedAttempt(store, doorbell, user, await lockAfter())
+        if (user !== undefined) await countFailedAttempt(store, bus, user, await lockAfter())
         throw unauthorized(INVALID_CREDENTIALS)
       }
       throttle.succeeded(name, address)
@@ -294,7 +294,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
 }
 
 /** One more failed password for `user`; at `limit` (when set) the account is locked and its tokens revoked. */
-async function countFailedAttempt (store: Store, doorbell: Doorbell | undefined, user: UserRecord, limit: number | undefined): Promise<void> {
+async function countFailedAttempt (store: Store, bus: Bus | undefined, user: UserRecord, limit: number | undefined): Promise<void> {
   const attempts = user.loginAttempts + 1
   // The policy never locks out the last active administrator.
   const lock = limit !== undefined && attempts >= limit && user.status === UserStatus.Active &&
@@ -302,7 +302,7 @@ async function countFailedAttempt (store: Store, doorbell: Doorbell | undefined,
   if (lock) {
     await store.transaction(async (tx) => {
       await tx.users.update(user.id, { loginAttempts: 0, status: UserStatus.LockedOut })
-      if (doorbell !== undefined) await revokeUser(doorbell, user.id, tx)
+      if (bus !== undefined) await revokeUser(bus, user.id, tx)
     })
   } else {
     await store.users.update(user.id, { loginAttempts: attempts })

@@ -1,8 +1,8 @@
 /**
  * Revocation reaches open waits (issue #16), and only where rights shrink (D11, issue 23). A
- * loss of rights rings a `revoke` doorbell for that one user in its write transaction: its role
+ * loss of rights publishes a `revoke` event for that one user in its write transaction: its role
  * lowered, its status leaving ACTIVE, its deletion, a network or device type it actually had
- * unassigned or deleted. Everything that waits on the doorbell for a principal (parked long
+ * unassigned or deleted. Everything that waits on the bus for a principal (parked long
  * polls, WebSocket subscriptions, event streams) checks each `revoke` with
  * {@link revokesPrincipal} and stops: a poll answers `[]` at once, a socket closes with 1008,
  * so the client's next request is authenticated again under the new rights.
@@ -10,11 +10,11 @@
  * A password change is not a loss of rights but of trust in the old tokens: {@link revokeTokens}
  * ends the waits of the user's own tokens except the one that made the change, and leaves its
  * plugins' waits alone (plugin tokens are not login credentials; deleting the plugin ends them).
- * The doorbell carries every event to every instance (PostgreSQL NOTIFY), only after commit.
+ * The bus carries every event to every instance (PostgreSQL NOTIFY), only after commit.
  */
 import type { Store } from '../ports.js'
 import type { PluginRecord } from '../plugins/plugin-ports.js'
-import type { Doorbell, DoorbellEvent } from '../realtime/doorbell.js'
+import type { Bus, BusEvent } from '../realtime/bus.js'
 import type { Principal } from './principal.js'
 import { tokenId } from './token-id.js'
 
@@ -24,9 +24,6 @@ import { tokenId } from './token-id.js'
  */
 export const EVERY_USER = 0
 
-/** `deviceId` prefix of a password-change `revoke`; the id of the token it spares follows (or nothing). */
-const PASSWORD_CHANGE = 'password:'
-
 /** The user whose rights a principal carries (the owner's, for a plugin); undefined for the system principal. */
 export function principalUserId (principal: Principal | undefined): number | undefined {
   if (principal === undefined) return undefined
@@ -34,72 +31,69 @@ export function principalUserId (principal: Principal | undefined): number | und
 }
 
 /**
- * Rings the `revoke` doorbell for `userId` (or {@link EVERY_USER}); inside `tx` when given, so
+ * Publishes `revoke` for `userId` (or {@link EVERY_USER}); inside `tx` when given, so
  * it is heard only if the change commits.
  *
  * @example
- * await store.transaction(async (tx) => { await tx.users.update(id, { role: 1 }); await revokeUser(doorbell, id, tx) })
+ * await store.transaction(async (tx) => { await tx.users.update(id, { role: 1 }); await revokeUser(bus, id, tx) })
  */
-export async function revokeUser (doorbell: Doorbell, userId: number, tx?: Store): Promise<void> {
-  await doorbell.publish({ kind: 'revoke', id: userId, deviceId: '', networkId: null, deviceTypeId: null, name: '' }, tx)
+export async function revokeUser (bus: Bus, userId: number, tx?: Store): Promise<void> {
+  await bus.publish({ kind: 'revoke', userId, what: 'rights' }, tx)
 }
 
 /**
- * Whether a doorbell event revokes what `userId` was granted (the id of {@link principalUserId};
+ * Whether a bus event revokes what `userId` was granted (the id of {@link principalUserId};
  * undefined, the system principal, is never revoked).
  *
  * @example
- * doorbell.subscribe((event) => { if (revokes(event, userId)) subscription.close() })
+ * bus.subscribe((event) => { if (revokes(event, userId)) subscription.close() })
  */
-export function revokes (event: DoorbellEvent, userId: number | undefined): boolean {
+export function revokes (event: BusEvent, userId: number | undefined): boolean {
   // A revoke naming a plugin concerns that plugin's tokens only, not its owner's own; a password
-  // change (`deviceId` set) concerns tokens, not rights (see revokesPrincipal).
-  return event.kind === 'revoke' && event.name === '' && event.deviceId === '' && userId !== undefined &&
-    (event.id === EVERY_USER || event.id === userId)
+  // change concerns tokens, not rights (see revokesPrincipal).
+  return event.kind === 'revoke' && event.what === 'rights' && userId !== undefined &&
+    (event.userId === EVERY_USER || event.userId === userId)
 }
 
 /**
- * Rings `revoke` for a password change of `userId` (D11): its tokens are revoked (the store moved
+ * Publishes `revoke` for a password change of `userId` (D11): its tokens are revoked (the store moved
  * its token version), except the one named by `keptTokenId` (auth/token-id.ts), the token of
  * the caller that changed its own password. Open waits of that token go on, on every instance.
  *
  * @example
  * await store.transaction(async (tx) => {
  *   await tx.users.update(id, { passwordHash, keepToken })
- *   await revokeTokens(doorbell, id, keepToken, tx)
+ *   await revokeTokens(bus, id, keepToken, tx)
  * })
  */
-export async function revokeTokens (doorbell: Doorbell, userId: number, keptTokenId: string | undefined, tx?: Store): Promise<void> {
-  const deviceId = `${PASSWORD_CHANGE}${keptTokenId ?? ''}`
-  await doorbell.publish({ kind: 'revoke', id: userId, deviceId, networkId: null, deviceTypeId: null, name: '' }, tx)
+export async function revokeTokens (bus: Bus, userId: number, keptTokenId: string | undefined, tx?: Store): Promise<void> {
+  await bus.publish({ kind: 'revoke', userId, what: 'tokens', keptTokenId: keptTokenId ?? '' }, tx)
 }
 
 /**
- * Rings `revoke` for one plugin's tokens (issue 22): its reach narrowed or it was deleted. The
- * event names the owner (`id`) and the plugin's topic (`name`), so the owner's own waits go on.
+ * Publishes `revoke` for one plugin's tokens (issue 22): its reach narrowed or it was deleted. The
+ * event names the owner (`userId`) and the plugin's topic, so the owner's own waits go on.
  *
  * @example
- * await store.transaction(async (tx) => { await tx.plugins.delete(plugin.id); await revokePlugin(doorbell, plugin, tx) })
+ * await store.transaction(async (tx) => { await tx.plugins.delete(plugin.id); await revokePlugin(bus, plugin, tx) })
  */
-export async function revokePlugin (doorbell: Doorbell, plugin: Pick<PluginRecord, 'userId' | 'topicName'>, tx?: Store): Promise<void> {
-  const event = { kind: 'revoke', id: plugin.userId, deviceId: '', networkId: null, deviceTypeId: null, name: plugin.topicName } as const
-  await doorbell.publish(event, tx)
+export async function revokePlugin (bus: Bus, plugin: Pick<PluginRecord, 'userId' | 'topicName'>, tx?: Store): Promise<void> {
+  await bus.publish({ kind: 'revoke', userId: plugin.userId, what: 'plugin', topic: plugin.topicName }, tx)
 }
 
 /**
- * Whether a doorbell event revokes what `principal` was granted: {@link revokes} for its
+ * Whether a bus event revokes what `principal` was granted: {@link revokes} for its
  * user (a plugin's owner included), a plugin revocation for the tokens of that plugin, and a
  * password change for the user's own tokens but the one it spared ({@link revokeTokens}).
  *
  * @example
- * doorbell.subscribe((event) => { if (revokesPrincipal(event, principal)) subscription.close() })
+ * bus.subscribe((event) => { if (revokesPrincipal(event, principal)) subscription.close() })
  */
-export function revokesPrincipal (event: DoorbellEvent, principal: Principal | undefined): boolean {
+export function revokesPrincipal (event: BusEvent, principal: Principal | undefined): boolean {
   if (event.kind !== 'revoke') return false
-  if (event.name !== '') return principal?.kind === 'plugin' && principal.plugin.topicName === event.name
-  if (!event.deviceId.startsWith(PASSWORD_CHANGE)) return revokes(event, principalUserId(principal))
+  if (event.what === 'plugin') return principal?.kind === 'plugin' && principal.plugin.topicName === event.topic
+  if (event.what === 'rights') return revokes(event, principalUserId(principal))
   // A password change: the user's own tokens but the one that made it; plugins go on.
-  if (principal?.kind !== 'user' || principal.user.id !== event.id) return false
-  const kept = event.deviceId.slice(PASSWORD_CHANGE.length)
-  return kept === '' || tokenId(principal.token) !== kept
+  if (principal?.kind !== 'user' || principal.user.id !== event.userId) return false
+  return event.keptTokenId === '' || tokenId(principal.token) !== event.keptTokenId
 }

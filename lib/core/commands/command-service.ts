@@ -1,8 +1,8 @@
 /**
  * Device commands (spec §6.2-§6.8): query, get, insert, update, long polls and the wait for
- * a command's result. Inserts and updates ring the doorbell inside their transaction.
+ * a command's result. Inserts and updates are appended to the message log (message-log.ts), which announces them.
  */
-import { doorbellHighWater, quietAfter } from '../realtime/doorbell-mark.js'
+import { logHighWater, quietAfter } from '../realtime/log-mark.js'
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
@@ -12,9 +12,9 @@ import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
 import type { Cancellation } from '../realtime/cancellation.js'
-import type { DoorbellEvent } from '../realtime/doorbell.js'
-import type { RoutingKeys } from '../realtime/dispatcher.js'
-import { routingKeys } from '../realtime/dispatcher.js'
+import type { MessageEvent, RevokeEvent } from '../realtime/bus.js'
+import type { RoutingKeys } from '../realtime/router.js'
+import { routingKeys } from '../realtime/router.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { inMessageScope, nameSelected } from '../realtime/message-filter.js'
@@ -120,7 +120,7 @@ interface CommandStreamOptions {
  * prototype methods: thousands of polls may be parked).
  */
 class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
-  readonly doorbell: ServiceContext['doorbell']
+  readonly router: ServiceContext['router']
   readonly waiters: ServiceContext['waiters']
   readonly keys: RoutingKeys
   readonly after: number | undefined
@@ -133,12 +133,12 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
 
   constructor (
     private readonly ctx: ServiceContext,
-    readonly load: (event: DoorbellEvent) => Promise<CommandRecord | undefined>,
+    readonly load: (event: MessageEvent) => Promise<CommandRecord | undefined>,
     private readonly selector: MessageSelector,
     options: CommandStreamOptions,
     private readonly principal: Principal | undefined
   ) {
-    this.doorbell = ctx.doorbell
+    this.router = ctx.router
     this.waiters = ctx.waiters
     this.updated = options.updated
     this.after = options.after
@@ -154,27 +154,27 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
     return JSON.stringify([this.kind, this.commandId, this.selector])
   }
 
-  revokedBy (event: DoorbellEvent): boolean {
+  revokedBy (event: RevokeEvent): boolean {
     return revokesPrincipal(event, this.principal)
   }
 
-  routes (event: DoorbellEvent): boolean {
+  routes (event: MessageEvent): boolean {
     if (this.commandId !== undefined && event.id !== this.commandId) return false
     return event.kind === this.kind && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
   }
 
   async highWater (): Promise<HighWater> {
     if (this.mark !== undefined) return this.mark()
-    return await doorbellHighWater(this.ctx.doorbell, 'command') ?? await this.ctx.store.commands.highWater()
+    return await logHighWater(this.ctx.log, 'command') ?? await this.ctx.store.commands.highWater()
   }
 
   quiet (after: number): boolean {
-    return quietAfter(this.ctx.doorbell, this.kind, this.selector.deviceIds, after)
+    return quietAfter(this.ctx.log, this.kind, this.selector.deviceIds, after)
   }
 
-  // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.
+  // Up to the log's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<CommandRecord[]> {
-    const upTo = this.ctx.doorbell.mark?.()?.clock
+    const upTo = this.ctx.log.mark()?.clock
     return this.ctx.store.commands.backlog({ ...this.selector, after, upTo, limit, updated: this.updated, now: this.ctx.clock.now() })
   }
 
@@ -205,17 +205,12 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
 /** One view per record, shared by every stream the record is delivered to. */
 const sharedView = sharedViews(commandView)
 
-/** The doorbell event of a command write. */
-function commandEvent (kind: 'command' | 'command-update', c: CommandRecord): DoorbellEvent {
-  return { kind, id: c.id, deviceId: c.deviceId, networkId: c.networkId, deviceTypeId: c.deviceTypeId, name: c.command, record: c }
-}
-
 function commandNotFound (id: string | number): Error {
   return notFound(`Command with id = ${id} not found`)
 }
 
 export function createCommandService (ctx: ServiceContext): CommandService {
-  const { store, doorbell, clock } = ctx
+  const { store, log } = ctx
   const load = createEventLoader<CommandRecord>((id) => store.commands.findById(id))
 
   /** A poll is the first batch of a stream: the backlog after the cursor (up to `limit`), else the first live one. */
@@ -296,19 +291,7 @@ export function createCommandService (ctx: ServiceContext): CommandService {
         result,
         timestamp
       }
-      // A doorbell that rides the store rings from the insert statement itself (one round trip).
-      const channel = doorbell.storeChannel?.(store)
-      if (channel !== undefined) {
-        const inserted = await store.commands.insert(command, clock.now(), { channel })
-        doorbell.storeRang?.(commandEvent('command', inserted))
-        return commandInsertView(inserted)
-      }
-      const row = await store.transaction(async (tx) => {
-        const inserted = await tx.commands.insert(command, clock.now())
-        await doorbell.publish(commandEvent('command', inserted), tx)
-        return inserted
-      })
-      return commandInsertView(row)
+      return commandInsertView(await log.append({ kind: 'command', input: command }))
     },
 
     async update (principal, input) {
@@ -322,18 +305,7 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const status = optionalString(body.status, 128)
       if (status !== null) patch.status = status
       if (result !== undefined && result !== null) patch.result = result
-      const channel = doorbell.storeChannel?.(store)
-      const row = channel !== undefined
-        ? await store.commands.update(input.deviceId, id, patch, clock.now(), { channel }).then((updated) => {
-          if (updated !== undefined) doorbell.storeRang?.(commandEvent('command-update', updated))
-          return updated
-        })
-        : await store.transaction(async (tx) => {
-          const updated = await tx.commands.update(input.deviceId, id, patch, clock.now())
-          if (updated === undefined) return undefined
-          await doorbell.publish(commandEvent('command-update', updated), tx)
-          return updated
-        })
+      const row = await log.append({ kind: 'command-update', deviceId: input.deviceId, id, patch })
       if (row === undefined) throw commandNotFound(input.commandId)
     },
 

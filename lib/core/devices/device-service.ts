@@ -10,7 +10,6 @@ import type { ServiceContext } from '../context.js'
 import { badRequest, forbidden, unauthorized } from '../errors.js'
 import type { ListQueryInput } from '../networks/list-query.js'
 import { parseListQuery } from '../networks/list-query.js'
-import { recordNotification } from '../notifications/record-notification.js'
 import type { DataScope } from '../ports.js'
 import { FULL_SCOPE } from '../ports.js'
 import type { DevicePresence, Presence } from '../presence/presence-service.js'
@@ -230,12 +229,15 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
           await tx.devices.update(id, patch)
           device = { ...existing, ...patch }
         }
-        await recordNotification(ctx, {
-          notification: existing === undefined ? '$device-add' : '$device-update',
-          deviceId: device.id,
-          networkId: device.networkId,
-          deviceTypeId: device.deviceTypeId,
-          parameters: { ...toDeviceFields(device) }
+        await ctx.log.append({
+          kind: 'notification',
+          input: {
+            notification: existing === undefined ? '$device-add' : '$device-update',
+            deviceId: device.id,
+            networkId: device.networkId,
+            deviceTypeId: device.deviceTypeId,
+            parameters: { ...toDeviceFields(device) }
+          }
         }, tx)
         return { created: existing === undefined }
       })

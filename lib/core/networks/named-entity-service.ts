@@ -211,7 +211,7 @@ export function createNamedEntityService (ctx: ServiceContext, kind: NamedEntity
       await ctx.store.transaction(async (tx) => {
         const holders = await kind.holders(tx, id)
         if (!(await kind.repository(tx).delete(id))) throw notFound(kind.notFound(id))
-        for (const userId of holders) await revokeUser(ctx.doorbell, userId, tx)
+        for (const userId of holders) await revokeUser(ctx.bus, userId, tx)
       })
       ctx.purger.kick()
     }

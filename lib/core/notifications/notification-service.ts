@@ -1,7 +1,7 @@
 /**
  * Device notifications (spec §6.9-§6.13): query, get, insert and long polls.
  */
-import { doorbellHighWater, quietAfter } from '../realtime/doorbell-mark.js'
+import { logHighWater, quietAfter } from '../realtime/log-mark.js'
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
@@ -11,9 +11,9 @@ import type { DeviceCheck } from '../devices/device-access.js'
 import { loadDeviceInScope, loadDeviceOrNotFound } from '../devices/device-access.js'
 import { badRequest, forbidden, notFound } from '../errors.js'
 import type { Cancellation } from '../realtime/cancellation.js'
-import type { DoorbellEvent } from '../realtime/doorbell.js'
-import type { RoutingKeys } from '../realtime/dispatcher.js'
-import { routingKeys } from '../realtime/dispatcher.js'
+import type { MessageEvent, RevokeEvent } from '../realtime/bus.js'
+import type { RoutingKeys } from '../realtime/router.js'
+import { routingKeys } from '../realtime/router.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { HighWater } from '../commands/command-ports.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
@@ -30,7 +30,6 @@ import { resolveSubscribeTargets } from '../realtime/subscribe-scope.js'
 import { formatTimestamp, parseTimestamp } from '../time.js'
 import { jsonObjectOrNull, requireBody } from '../validation.js'
 import type { NotificationRecord } from './notification-ports.js'
-import { recordNotification } from './record-notification.js'
 import type { NotificationInsertBody, NotificationInsertView, NotificationView } from './notification-schemas.js'
 
 export type { NotificationInsertView, NotificationView } from './notification-schemas.js'
@@ -115,20 +114,20 @@ export function notificationView (n: NotificationRecord): NotificationView {
  * prototype methods: thousands of polls may be parked).
  */
 class NotificationStream implements MessageStreamSpec<NotificationRecord, NotificationView> {
-  readonly doorbell: ServiceContext['doorbell']
+  readonly router: ServiceContext['router']
   readonly waiters: ServiceContext['waiters']
   readonly keys: RoutingKeys
 
   constructor (
     private readonly ctx: ServiceContext,
-    readonly load: (event: DoorbellEvent) => Promise<NotificationRecord | undefined>,
+    readonly load: (event: MessageEvent) => Promise<NotificationRecord | undefined>,
     private readonly selector: MessageSelector,
     readonly after: number | undefined,
     readonly backlogLimit: number,
     private readonly principal: Principal | undefined,
     readonly pageSize?: number
   ) {
-    this.doorbell = ctx.doorbell
+    this.router = ctx.router
     this.waiters = ctx.waiters
     this.keys = routingKeys(['notification'], selector)
   }
@@ -137,25 +136,25 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
     return JSON.stringify(['notification', this.selector])
   }
 
-  revokedBy (event: DoorbellEvent): boolean {
+  revokedBy (event: RevokeEvent): boolean {
     return revokesPrincipal(event, this.principal)
   }
 
-  routes (event: DoorbellEvent): boolean {
+  routes (event: MessageEvent): boolean {
     return event.kind === 'notification' && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
   }
 
   async highWater (): Promise<HighWater> {
-    return await doorbellHighWater(this.ctx.doorbell, 'notification') ?? await this.ctx.store.notifications.highWater()
+    return await logHighWater(this.ctx.log, 'notification') ?? await this.ctx.store.notifications.highWater()
   }
 
   quiet (after: number): boolean {
-    return quietAfter(this.ctx.doorbell, 'notification', this.selector.deviceIds, after)
+    return quietAfter(this.ctx.log, 'notification', this.selector.deviceIds, after)
   }
 
-  // Up to the doorbell's mark when it keeps one: above it a row may sit past a hole still being written.
+  // Up to the log's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<NotificationRecord[]> {
-    return this.ctx.store.notifications.backlog({ ...this.selector, after, upTo: this.ctx.doorbell.mark?.()?.clock, limit })
+    return this.ctx.store.notifications.backlog({ ...this.selector, after, upTo: this.ctx.log.mark()?.clock, limit })
   }
 
   matches (n: NotificationRecord): boolean {
@@ -247,13 +246,9 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
       const device = await loadDeviceInScope(store, principal, Action.CreateDeviceNotification, input.deviceId)
       // Presence first, so a `$device-online` it announces comes before this notification.
       await ctx.presence.seen(device.id)
-      const row = await recordNotification(ctx, {
-        notification: body.notification,
-        deviceId: device.id,
-        networkId: device.networkId,
-        deviceTypeId: device.deviceTypeId,
-        parameters,
-        timestamp
+      const row = await ctx.log.append({
+        kind: 'notification',
+        input: { notification: body.notification, deviceId: device.id, networkId: device.networkId, deviceTypeId: device.deviceTypeId, parameters, timestamp }
       })
       return { id: row.id, timestamp: formatTimestamp(row.timestamp) }
     },

@@ -4,7 +4,7 @@
  * first-start data exists (startup) and the hub is not shutting down. Liveness needs no check: a process that answers HTTP is alive.
  */
 import type { Store } from '../ports.js'
-import type { Doorbell } from '../realtime/doorbell.js'
+import type { Bus } from '../realtime/bus.js'
 
 export interface HealthCheck {
   status: 'ok' | 'fail'
@@ -22,7 +22,7 @@ export interface HealthReport {
 
 export interface HealthOptions {
   store: Store
-  doorbell: Doorbell
+  bus: Bus
   closing: () => boolean
   /** False until the first-start data exists (the server holds requests until then). Default: true. */
   initialised?: () => boolean
@@ -32,7 +32,7 @@ export interface HealthOptions {
 
 /**
  * @example
- * const report = await checkHealth({ store, doorbell, closing: () => false })
+ * const report = await checkHealth({ store, bus, closing: () => false })
  * if (report.status !== 'ok') console.warn(report.checks)
  */
 export async function checkHealth (options: HealthOptions): Promise<HealthReport> {
@@ -40,7 +40,7 @@ export async function checkHealth (options: HealthOptions): Promise<HealthReport
     await withTimeout(options.store.secrets.get('bootstrap.completed'), options.timeoutMs ?? 2000)
   }, 'the store did not answer')
   const doorbell = await timed(async () => {
-    const { connected } = options.doorbell as { connected?: boolean }
+    const { connected } = options.bus as { connected?: boolean }
     if (connected === false) throw new Error('the doorbell connection is down')
   }, 'the doorbell connection is down')
   const shutdown = await timed(async () => {

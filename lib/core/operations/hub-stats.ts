@@ -3,11 +3,7 @@
  * in the core, so the core stays free of any metrics library; counting costs one increment.
  */
 import type { LoginStats } from '../auth/auth-service.js'
-import type { Store } from '../ports.js'
-import { shareDispatcher } from '../realtime/dispatcher.js'
-import type { Doorbell, DoorbellEvent, DoorbellEventKind } from '../realtime/doorbell.js'
-
-export type MessageKind = Exclude<DoorbellEventKind, 'resync' | 'revoke' | 'plugin'>
+import type { MessageKind } from '../realtime/bus.js'
 
 export interface HubStats {
   /** Long polls parked on this instance right now. */
@@ -32,8 +28,8 @@ const NO_LOGINS: LoginStats = { failures: { invalid: 0, throttled: 0, inactive: 
 /** The mutable side of {@link HubStats}, owned by createDeviceHub(). */
 export interface StatsRecorder {
   readonly stats: HubStats
-  /** The counts behind `stats.messagesWritten`, for countingDoorbell(). */
-  readonly messageCounts: Record<MessageKind, number>
+  /** Counts one committed message write of this instance (the message log calls it; other instances' writes reach it only through the bus). */
+  written(kind: MessageKind): void
   pruned(rows: number): void
   pruneFailed(): void
 }
@@ -57,7 +53,9 @@ export function createStatsRecorder (
       },
       logins
     },
-    messageCounts: messagesWritten,
+    written (kind) {
+      messagesWritten[kind]++
+    },
     pruned (rows) {
       retention.prunedRows += rows
       retention.passes++
@@ -66,43 +64,4 @@ export function createStatsRecorder (
       retention.failures++
     }
   }
-}
-
-/**
- * Every write that wakes pollers rings the doorbell inside its transaction, so counting the
- * rings this instance makes (once the transaction commits) counts the messages it wrote, and
- * never those of other instances that reach it through a shared doorbell.
- *
- * @example
- * const doorbell = countingDoorbell(createMemoryDoorbell(), recorder.stats.messagesWritten)
- */
-export function countingDoorbell (inner: Doorbell, counts: Record<MessageKind, number>): Doorbell {
-  // Only message writes count; `resync`, `revoke` (rights shrank) and `plugin` (a plugin's
-  // status or filter changed) carry no message.
-  const count = (event: DoorbellEvent): void => {
-    if (event.kind !== 'resync' && event.kind !== 'revoke' && event.kind !== 'plugin') counts[event.kind]++
-  }
-  const counting: Doorbell = {
-    publish (event, tx?: Store) {
-      if (tx === undefined) count(event)
-      else tx.afterCommit(() => count(event))
-      return inner.publish(event, tx)
-    },
-    subscribe: (listener) => inner.subscribe(listener),
-    close: () => inner.close()
-  }
-  // Forwarded only when the inner doorbell has it: its presence is what makes writers ring
-  // from the write statement (one round trip on PostgreSQL).
-  if (inner.storeChannel !== undefined) {
-    counting.storeChannel = (store) => inner.storeChannel!(store)
-    counting.storeRang = (event) => {
-      count(event)
-      inner.storeRang?.(event)
-    }
-  }
-  if (inner.mark !== undefined) counting.mark = () => inner.mark!()
-  if (inner.caughtUp !== undefined) counting.caughtUp = () => inner.caughtUp!()
-  if (inner.newestFor !== undefined) counting.newestFor = (kind, deviceId) => inner.newestFor!(kind, deviceId)
-  shareDispatcher(counting, inner)
-  return counting
 }

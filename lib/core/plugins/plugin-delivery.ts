@@ -4,12 +4,12 @@
  * {@link PluginMember} per authenticated connection.
  *
  * Delivery is a tailing read of the message feed (core/realtime/message-feed.ts), not a
- * forwarding of doorbells: a consumer (one subscribed connection, or one `sg` group) holds a
- * feed position; every doorbell that may concern its plugin "kicks" it, and it reads everything
+ * forwarding of bus events: a consumer (one subscribed connection, or one `sg` group) holds a
+ * feed position; every event that may concern its plugin "kicks" it, and it reads everything
  * after its position that matches the plugin's stored filter and its owner's current scope,
  * delivers it oldest first and advances. Live delivery and the replay after a cursor are the same
  * read, so nothing is lost or repeated at the seam, and reads coalesce under load (one read in
- * flight per consumer; doorbells meanwhile only mark it dirty).
+ * flight per consumer; events meanwhile only mark it dirty).
  *
  * Status: the plugin row is read on every pass. A consumer delivers only while the plugin and
  * its owner are ACTIVE; a new activation (a new `subscriptionId`) moves it to the feed position
@@ -21,10 +21,11 @@ import type { CommandRecord } from '../commands/command-ports.js'
 import type { ServiceContext } from '../context.js'
 import type { NotificationRecord } from '../notifications/notification-ports.js'
 import type { DataScope } from '../ports.js'
-import type { DoorbellEvent } from '../realtime/doorbell.js'
+import type { BusEvent, MessageEvent, ResyncEvent } from '../realtime/bus.js'
 import type { FeedPosition } from '../realtime/message-feed.js'
 import { encodeFeedCursor } from '../realtime/message-feed.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
+import { nameSelected } from '../realtime/message-filter.js'
 import { UserStatus } from '../users/user-ports.js'
 import type { PluginEventKind, StoredPluginFilter } from './plugin-filter.js'
 import { parseStoredFilter } from './plugin-filter.js'
@@ -112,16 +113,16 @@ interface Activation {
  * await connection.subscribe({})
  */
 export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
-  const { store, doorbell, logger } = ctx
+  const { store, bus, log, logger } = ctx
 
   /**
-   * Where the feed stands, below which everything is committed: the doorbell's mark where commits
+   * Where the feed stands, below which everything is committed: the log's mark where commits
    * land out of draw order (PostgreSQL doorbell), else the store's position (commits follow the
    * draw). Reads stop there and positions never pass it, so an id drawn but not yet committed is
    * never skipped (issue #24).
    */
   function feedPosition (): Promise<FeedPosition> {
-    const mark = doorbell.mark?.()
+    const mark = log.mark()
     if (mark === undefined) return store.feed.position()
     return Promise.resolve({ notification: mark.notification, command: mark.command, update: mark.clock })
   }
@@ -131,7 +132,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
    * not delivered as if it came after it.
    */
   async function startPosition (): Promise<FeedPosition> {
-    await doorbell.caughtUp?.()
+    await log.caughtUp()
     return feedPosition()
   }
   const channels = new Map<number, Channel>()
@@ -139,17 +140,18 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   const activations = new Map<number, Activation>()
   let closed = false
 
-  // Listening only while some plugin is connected here (an idle hub holds no doorbell listener).
+  // Listening only while some plugin is connected here (an idle hub holds no bus listener).
   let off: (() => void) | undefined
-  const onEvent = (event: DoorbellEvent): void => {
+  const onEvent = (event: BusEvent): void => {
     if (event.kind === 'plugin') {
-      channels.get(event.id)?.refresh()
+      channels.get(event.pluginId)?.refresh()
       return
     }
+    if (event.kind === 'revoke') return
     for (const channel of channels.values()) channel.route(event)
   }
   function listen (): void {
-    if (off === undefined && !closed) off = doorbell.subscribe(onEvent)
+    if (off === undefined && !closed) off = bus.subscribe(onEvent)
   }
   function unlisten (): void {
     if (channels.size > 0 || off === undefined) return
@@ -191,8 +193,8 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       this.filter = parseStoredFilter(filter)
     }
 
-    /** Cheap routing on the doorbell's keys: kick the consumers only if the event may match. */
-    route (event: DoorbellEvent): void {
+    /** Cheap routing on the event's keys: kick the consumers only if the event may match. */
+    route (event: MessageEvent | ResyncEvent): void {
       if (this.consumers.size === 0) return
       if (event.kind !== 'resync' && this.filter !== undefined && !mayMatch(this.filter, event)) return
       for (const consumer of this.consumers) consumer.kick()
@@ -288,7 +290,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         } while (this.dirty && !this.closed)
       } catch (error) {
         logger.error({ err: error, pluginId: this.channel.pluginId }, 'plugin delivery failed')
-        // Try again on the next doorbell; the position only moves past delivered events.
+        // Try again on the next event; the position only moves past delivered events.
       } finally {
         this.pumping = false
       }
@@ -439,7 +441,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       return store.transaction(async (tx) => {
         const changed = await tx.plugins.update(plugin.id, write)
         if (changed) await ringPlugin(plugin, tx)
-        if (changed && narrows) await revokePlugin(doorbell, plugin, tx)
+        if (changed && narrows) await revokePlugin(bus, plugin, tx)
         return changed
       })
     },
@@ -448,7 +450,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       const deleted = await store.transaction(async (tx) => {
         const done = await tx.plugins.delete(plugin.id)
         if (done) await ringPlugin(plugin, tx)
-        if (done) await revokePlugin(doorbell, plugin, tx)
+        if (done) await revokePlugin(bus, plugin, tx)
         return done
       })
       activations.delete(plugin.id)
@@ -470,7 +472,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   }
 
   async function ringPlugin (plugin: PluginRecord, tx: typeof store): Promise<void> {
-    await doorbell.publish({ kind: 'plugin', id: plugin.id, deviceId: '', networkId: null, deviceTypeId: null, name: plugin.topicName }, tx)
+    await bus.publish({ kind: 'plugin', pluginId: plugin.id, topic: plugin.topicName }, tx)
   }
 
   return delivery
@@ -490,17 +492,13 @@ function selectorOf (filter: StoredPluginFilter, scope: DataScope): MessageSelec
   }
 }
 
-const SYSTEM = new Set(['$device-add', '$device-update'])
-
-/** The filter rules that the doorbell's routing keys can decide (scope is left to the read). */
-function mayMatch (filter: StoredPluginFilter, event: DoorbellEvent): boolean {
-  if (event.kind !== 'notification' && event.kind !== 'command' && event.kind !== 'command-update') return false
+/** The filter rules that the event's routing keys can decide (scope is left to the read). */
+function mayMatch (filter: StoredPluginFilter, event: MessageEvent): boolean {
   if (!filter.kinds.has(event.kind)) return false
   if (filter.deviceId !== undefined && event.deviceId !== filter.deviceId) return false
   if (filter.networkIds !== undefined && (event.networkId === null || !filter.networkIds.includes(event.networkId))) return false
   if (filter.deviceTypeIds !== undefined && (event.deviceTypeId === null || !filter.deviceTypeIds.includes(event.deviceTypeId))) return false
-  if (filter.names !== undefined) return filter.names.includes(event.name)
-  return !SYSTEM.has(event.name)
+  return nameSelected(filter.names, event.name)
 }
 
 interface FeedItem {

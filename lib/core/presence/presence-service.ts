@@ -11,7 +11,6 @@
  * the presence row, so with several instances exactly one of them announces each change.
  */
 import type { ServiceContext } from '../context.js'
-import { recordNotification } from '../notifications/record-notification.js'
 import type { Store } from '../ports.js'
 import { formatTimestamp } from '../time.js'
 import type { DevicePresence, Presence, PresenceSettings } from './presence.js'
@@ -22,7 +21,7 @@ import { DEFAULT_PRESENCE } from './presence.js'
 export type { DevicePresence, Presence, PresenceSettings } from './presence.js'
 export { DEFAULT_PRESENCE } from './presence.js'
 
-type Ctx = Pick<ServiceContext, 'store' | 'doorbell' | 'clock' | 'logger'>
+type Ctx = Pick<ServiceContext, 'store' | 'log' | 'clock' | 'logger'>
 
 const SWEEP_BATCH = 500
 
@@ -56,12 +55,15 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
   async function announce (tx: Store, deviceId: string, name: '$device-online' | '$device-offline', lastSeen: number | undefined): Promise<void> {
     const device = await tx.devices.findById(deviceId)
     if (device === undefined) return
-    await recordNotification(ctx, {
-      notification: name,
-      deviceId,
-      networkId: device.networkId,
-      deviceTypeId: device.deviceTypeId,
-      parameters: { online: name === '$device-online', lastSeen: lastSeen === undefined ? null : formatTimestamp(lastSeen) }
+    await ctx.log.append({
+      kind: 'notification',
+      input: {
+        notification: name,
+        deviceId,
+        networkId: device.networkId,
+        deviceTypeId: device.deviceTypeId,
+        parameters: { online: name === '$device-online', lastSeen: lastSeen === undefined ? null : formatTimestamp(lastSeen) }
+      }
     }, tx)
   }
 

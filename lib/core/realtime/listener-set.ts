@@ -1,14 +1,14 @@
 /**
- * The listener bookkeeping every doorbell needs: a set of listeners, each called with every
+ * The listener bookkeeping every bus needs: a set of listeners, each called with every
  * event, a throwing one never stopping the others.
  */
-import type { DoorbellEvent, DoorbellListener } from './doorbell.js'
+import type { BusEvent, BusListener } from './bus.js'
 
 export interface ListenerSet {
   /** Adds a listener; returns the function that removes it (idempotent). */
-  add(listener: DoorbellListener): () => void
+  add(listener: BusListener): () => void
   /** Calls every listener with `event` (the same object for all), in the order they were added. */
-  deliver(event: DoorbellEvent): void
+  deliver(event: BusEvent): void
   clear(): void
   readonly size: number
 }
@@ -20,7 +20,7 @@ export interface ListenerSet {
  * listeners.deliver(event)
  */
 export function createListenerSet (onListenerError?: (error: unknown) => void): ListenerSet {
-  const listeners = new Set<DoorbellListener>()
+  const listeners = new Set<BusListener>()
   return {
     get size () {
       return listeners.size

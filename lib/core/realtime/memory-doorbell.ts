@@ -1,8 +1,8 @@
-/** The in-process doorbell: listeners in a set, events delivered after the write commits. */
-import type { Doorbell, DoorbellEvent } from './doorbell.js'
+/** The in-process bus (the memory doorbell): listeners in a set, events delivered after the write commits. */
+import type { Bus, BusEvent } from './bus.js'
 import { createListenerSet } from './listener-set.js'
 
-export interface MemoryDoorbell extends Doorbell {
+export interface MemoryDoorbell extends Bus {
   /** Number of registered listeners (tests check nothing leaks). */
   readonly size: number
 }
@@ -10,13 +10,13 @@ export interface MemoryDoorbell extends Doorbell {
 /**
  * @example
  * const doorbell = createMemoryDoorbell()
- * const off = doorbell.subscribe((event) => console.log(event.id))
+ * const off = doorbell.subscribe((event) => console.log(event.kind))
  * off()
  */
 export function createMemoryDoorbell (options: { onListenerError?: (error: unknown) => void } = {}): MemoryDoorbell {
   const listeners = createListenerSet(options.onListenerError)
   let closed = false
-  const deliver = (event: DoorbellEvent): void => {
+  const deliver = (event: BusEvent): void => {
     if (!closed) listeners.deliver(event)
   }
   return {

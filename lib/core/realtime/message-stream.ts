@@ -3,15 +3,15 @@
  * Server-Sent Events) and a sibling of the one-shot long poll (long-poll.ts) built from the same
  * rules. Order of work, so that nothing is lost or repeated (R9):
  *
- * 1. register on the doorbell (doorbells that ring from now on are queued, not lost);
+ * 1. register in the hub's router (events published from now on are queued, not lost);
  * 2. read the high-water mark: live items are those committed after it (`fresh`);
  * 3. read the first backlog page after the given cursor (oldest first, pages of 100 up to `backlogLimit`);
  * 4. `start(sink)`: hand over the backlog page by page, then the queued and later live items in
- *    doorbell order, skipping live items the backlog already delivered.
+ *    bus order, skipping live items the backlog already delivered.
  *
- * No store connection is held between doorbells. A `resync` doorbell (doorbells may have been lost)
+ * No store connection is held between events. A `resync` (events may have been lost)
  * reads again after the newest cursor delivered; streams with the same resync key and cursor
- * share that read. The stream registers in the doorbell's routing index (dispatcher.ts), so an
+ * share that read. The stream registers in the hub's routing index (router.ts), so an
  * event costs work only for the streams of its device, network or device type.
  *
  * Every transport consumes it: WebSocket subscriptions and SSE with `start()`, REST long polls
@@ -20,9 +20,8 @@
 import type { HighWater } from '../commands/command-ports.js'
 import { DeviceHubError } from '../errors.js'
 import type { WaiterRegistry } from './cancellation.js'
-import type { RoutingKeys } from './dispatcher.js'
-import { dispatcherFor } from './dispatcher.js'
-import type { Doorbell, DoorbellEvent } from './doorbell.js'
+import type { MessageEvent, RevokeEvent } from './bus.js'
+import type { RoutedEvent, RoutedResync, Router, RoutingKeys } from './router.js'
 
 /** One delivered item and its cursor (epoch ms of the server's stamp: the insert's, or `lastUpdated` for command updates). */
 export interface StreamItem<V> {
@@ -31,11 +30,12 @@ export interface StreamItem<V> {
 }
 
 export interface MessageStreamSpec<R, V> {
-  doorbell: Doorbell
+  /** The hub's routing index the stream registers in. */
+  router: Router
   /** Closes the stream at shutdown. */
   waiters?: WaiterRegistry
   /**
-   * Where the stream registers in the doorbell's routing index, so that only events for its
+   * Where the stream registers in the router, so that only events for its
    * devices / networks / device types reach it. Absent = every event.
    */
   readonly keys?: RoutingKeys
@@ -44,18 +44,18 @@ export interface MessageStreamSpec<R, V> {
    * keys and equal cursors share one read instead of one each. Absent = own read.
    */
   resyncKey?(): string
-  /** Cheap check on the doorbell's routing keys, before any read. */
-  routes(event: DoorbellEvent): boolean
+  /** Cheap check on the event's routing keys, before any read. */
+  routes(event: MessageEvent): boolean
   highWater(): Promise<HighWater>
   /** Items strictly after `after`, oldest first, at most `limit`. */
   readAfter(after: number, limit: number): Promise<R[]>
   /**
-   * Whether the doorbell knows that nothing for this stream was released after `after` (one
-   * device, see `Doorbell.newestFor`): the first backlog read is then skipped.
+   * Whether the log knows that nothing for this stream was released after `after` (one
+   * device, see `MessageLog.newestFor`): the first backlog read is then skipped.
    */
   quiet?(after: number): boolean
-  /** The item a doorbell names (shared between listeners); undefined when gone. */
-  load(event: DoorbellEvent): Promise<R | undefined>
+  /** The item an event names (shared between listeners); undefined when gone. */
+  load(event: MessageEvent): Promise<R | undefined>
   /** Filters of a live item (scope at event time, names, lifetime). */
   matches(item: R): boolean
   /** Whether a live item was committed after the mark (else it belongs to the past). */
@@ -66,11 +66,11 @@ export interface MessageStreamSpec<R, V> {
   /** Distinguishes deliveries (id, or id and lastUpdated for updates). */
   keyOf(item: R): string | number
   /**
-   * Whether a `revoke` doorbell concerns the subscriber (`auth/revocations.ts` `revokes`): the
+   * Whether a `revoke` event concerns the subscriber (`auth/revocations.ts` `revokes`): the
    * stream then stops and reports a {@link StreamRevokedError}, so the transport makes the
    * client authenticate again under its current rights (issue #16).
    */
-  revokedBy?(event: DoorbellEvent): boolean
+  revokedBy?(event: RevokeEvent): boolean
   /** Backlog cursor: items strictly after it; `undefined` = live only. */
   after?: number
   /** Most backlog items delivered (default: all). */
@@ -91,7 +91,7 @@ export interface MessageStream<V> {
    * whenever nothing is left to deliver: a long poll answers then.
    */
   start(sink: StreamSink<V>, onError?: (error: unknown) => void, onBatch?: () => void): void
-  /** Stops delivery and releases the doorbell listener. Idempotent. */
+  /** Stops delivery and releases the router listener. Idempotent. */
   close(): void
   readonly closed: boolean
   /** Called once when the stream closes (by `close()`, shutdown or an error). */
@@ -101,16 +101,12 @@ export interface MessageStream<V> {
 const PAGE = 100
 const ALL_KINDS: RoutingKeys = { kinds: ['command', 'command-update', 'notification'] }
 
-/** The reads of one resync event, by resync key and cursor (shared by the streams it reaches). */
-const resyncReads = new WeakMap<DoorbellEvent, Map<string, Promise<unknown>>>()
-
-function sharedResyncRead<T> (event: DoorbellEvent, key: string, read: () => Promise<T>): Promise<T> {
-  let reads = resyncReads.get(event)
-  if (reads === undefined) resyncReads.set(event, reads = new Map())
-  let promise = reads.get(key) as Promise<T> | undefined
+/** One read per resync key and cursor, shared by the streams the resync reaches. */
+function sharedResyncRead<T> (event: RoutedResync, key: string, read: () => Promise<T>): Promise<T> {
+  let promise = event.reads.get(key) as Promise<T> | undefined
   if (promise === undefined) {
     promise = read()
-    reads.set(key, promise)
+    event.reads.set(key, promise)
   }
   return promise
 }
@@ -159,11 +155,11 @@ class Stream<R, V> implements MessageStream<V> {
   private more = false
   /** Cursor of the last backlog item read (the next page reads after it). */
   private pageAfter = 0
-  /** Keys of backlog items that are also fresh: their doorbell may still come. */
+  /** Keys of backlog items that are also fresh: their event may still come. */
   private seen: Set<string | number> | undefined
   /** Newest cursor delivered (the next backlog page and a resync read after it). */
   private last = 0
-  /** Reads in doorbell order: one item, or what a resync read found. */
+  /** Reads in bus order: one item, or what a resync read found. */
   private queue: Array<Promise<R | Resynced<R> | undefined>> = []
   private sink: StreamSink<V> | undefined
   private onError: ((error: unknown) => void) | undefined
@@ -173,7 +169,7 @@ class Stream<R, V> implements MessageStream<V> {
   private registered = false
 
   constructor (private readonly spec: MessageStreamSpec<R, V>) {
-    this.unsubscribe = dispatcherFor(spec.doorbell).register(spec.keys ?? ALL_KINDS, this.onEvent)
+    this.unsubscribe = spec.router.register(spec.keys ?? ALL_KINDS, this.onEvent)
   }
 
   async open (): Promise<void> {
@@ -222,7 +218,7 @@ class Stream<R, V> implements MessageStream<V> {
     this.close()
   }
 
-  private readonly onEvent = (event: DoorbellEvent): void => {
+  private readonly onEvent = (event: RoutedEvent): void => {
     if (this.closed) return
     if (event.kind === 'revoke') {
       if (this.spec.revokedBy?.(event) !== true) return
@@ -237,7 +233,7 @@ class Stream<R, V> implements MessageStream<V> {
       const read = previous.catch(() => undefined).then(() => this.resyncRead(event)).then((items) => new Resynced(items))
       read.catch(() => undefined)
       this.queue.push(read)
-    } else if (this.spec.routes(event)) {
+    } else if (event.kind !== 'plugin' && this.spec.routes(event)) {
       const read = this.spec.load(event)
       read.catch(() => undefined)
       this.queue.push(read)
@@ -248,7 +244,7 @@ class Stream<R, V> implements MessageStream<V> {
   }
 
   /** Reads after the newest cursor delivered; shared with the streams of equal key and cursor. */
-  private resyncRead (event: DoorbellEvent): Promise<R[]> {
+  private resyncRead (event: RoutedResync): Promise<R[]> {
     const after = this.last
     const key = this.spec.resyncKey?.()
     const read = (): Promise<R[]> => this.spec.readAfter(after, PAGE)

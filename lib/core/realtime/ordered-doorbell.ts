@@ -29,9 +29,9 @@
  */
 import type { Logger, StampOrder, Store } from '../ports.js'
 import { silentLogger } from '../ports.js'
-import type { Doorbell, DoorbellEvent, MessageMark } from './doorbell.js'
-import { shareDispatcher } from './dispatcher.js'
+import type { Bus, BusEvent, MessageEvent, MessageKind, MessageMark } from './bus.js'
 import { createListenerSet } from './listener-set.js'
+import type { LogOrder } from './message-log.js'
 
 export interface OrderedDoorbellOptions {
   /** How long the head of the queue waits before the store is asked whether its gap is settled (default 20 ms). */
@@ -40,8 +40,6 @@ export interface OrderedDoorbellOptions {
   catchUpMs?: number
   logger?: Logger
 }
-
-type NewestKind = 'notification' | 'command' | 'command-update'
 
 /** How long a settled gap must stay a gap before the resync: its NOTIFY may still be on the way. */
 const CONFIRM_MS = 100
@@ -54,11 +52,11 @@ interface CatchUp {
   resolve(): void
 }
 
-/** A doorbell that releases chained events in stamp order and knows the reader's mark. */
-export interface OrderedDoorbell extends Doorbell {
-  mark(): MessageMark
-  caughtUp(): Promise<void>
-  newestFor(kind: NewestKind, deviceId: string): number
+/**
+ * A bus whose listeners get chained events in stamp order, and the order of the log it keeps
+ * (the mark). `publish` and `close` go to the inner bus.
+ */
+export interface OrderedDoorbell extends Bus, LogOrder {
   /** Events waiting for an earlier link (monitoring and tests). */
   readonly waiting: number
   /** Resynchronisations since the start (gaps, reconnects), the first one not counted. */
@@ -73,7 +71,7 @@ export interface OrderedDoorbell extends Doorbell {
  * const { clock } = doorbell.mark()
  */
 export async function createOrderedDoorbell (
-  inner: Doorbell,
+  inner: Bus,
   order: StampOrder,
   options: OrderedDoorbellOptions = {}
 ): Promise<OrderedDoorbell> {
@@ -82,7 +80,7 @@ export async function createOrderedDoorbell (
   const catchUpMs = options.catchUpMs ?? 250
   const listeners = createListenerSet((error) => { logger.error({ err: error }, 'doorbell listener failed') })
   /** Chained events waiting for their predecessor, by the stamp drawn before theirs. */
-  const waiting = new Map<number, DoorbellEvent>()
+  const waiting = new Map<number, MessageEvent>()
   let mark: MessageMark | undefined
   let syncing: Promise<void> | undefined
   let syncAgain = false
@@ -91,8 +89,8 @@ export async function createOrderedDoorbell (
   let resyncs = -1
   /** The mark at which the store last said the gap had settled (see checkGap). */
   let settledAt: number | undefined
-  /** Newest stamp of a write this process acknowledged (`storeRang`), and readers waiting for the mark to reach it. */
-  let written = 0
+  /** Newest stamp of a write this process acknowledged (`written`), and readers waiting for the mark to reach it. */
+  let acknowledged = 0
   let catchUps: CatchUp[] = []
   /**
    * Per kind and device, the newest stamp released; `floor`: the mark of the last resynchronisation
@@ -101,7 +99,7 @@ export async function createOrderedDoorbell (
   const newest = new Map<string, Map<string, number>>()
   let floor = 0
 
-  const remember = (event: DoorbellEvent, stamp: number): void => {
+  const remember = (event: MessageEvent, stamp: number): void => {
     let devices = newest.get(event.kind)
     if (devices === undefined) newest.set(event.kind, devices = new Map())
     if (devices.size >= MAX_DEVICES && !devices.has(event.deviceId)) {
@@ -118,7 +116,7 @@ export async function createOrderedDoorbell (
     if (n > 0) catchUps = catchUps.slice(n)
   }
 
-  const release = (event: DoorbellEvent): void => {
+  const release = (event: MessageEvent): void => {
     const current = mark!
     remember(event, event.order!.stamp)
     current.clock = event.order!.stamp
@@ -156,7 +154,7 @@ export async function createOrderedDoorbell (
   const checkGap = async (head: number): Promise<void> => {
     if (closed || syncing !== undefined || mark === undefined || waiting.size === 0) return
     if (mark.clock !== head) return drain()
-    let first: DoorbellEvent | undefined
+    let first: MessageEvent | undefined
     for (const event of waiting.values()) {
       if (first === undefined || event.order!.stamp < first.order!.stamp) first = event
     }
@@ -223,11 +221,11 @@ export async function createOrderedDoorbell (
     resyncs++
     resolveCaughtUp()
     // A fresh object per resync: streams share their re-reads by event.
-    listeners.deliver({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+    listeners.deliver({ kind: 'resync' })
     drain()
   }
 
-  const onEvent = (event: DoorbellEvent): void => {
+  const onEvent = (event: BusEvent): void => {
     if (closed) return
     if (event.kind === 'resync') {
       resynchronise().catch((error: unknown) => {
@@ -236,13 +234,13 @@ export async function createOrderedDoorbell (
       })
       return
     }
-    const link = event.order
+    const link = 'order' in event ? event.order : undefined
     if (link === undefined) {
       listeners.deliver(event)
       return
     }
     if (mark !== undefined && link.stamp <= mark.clock) return
-    waiting.set(link.prev, event)
+    waiting.set(link.prev, event as MessageEvent)
     drain()
   }
 
@@ -264,19 +262,25 @@ export async function createOrderedDoorbell (
     mark () {
       return { ...mark! }
     },
-    newestFor (kind, deviceId) {
+    newestFor (kind: MessageKind, deviceId: string) {
       return Math.max(newest.get(kind)?.get(deviceId) ?? 0, floor)
     },
     caughtUp () {
-      if (written <= mark!.clock || closed) return Promise.resolve()
+      if (acknowledged <= mark!.clock || closed) return Promise.resolve()
       return new Promise<void>((resolve) => {
         // Capped: a foreign writer stuck mid-transaction must not hold every poll. Past the cap the
         // reader takes the mark as it is and gets the rest live; nothing is lost, only later.
         const timer = setTimeout(resolve, catchUpMs)
-        catchUps.push({ stamp: written, resolve: () => { clearTimeout(timer); resolve() } })
+        catchUps.push({ stamp: acknowledged, resolve: () => { clearTimeout(timer); resolve() } })
       })
     },
-    publish: (event: DoorbellEvent, tx?: Store) => inner.publish(event, tx),
+    written (event) {
+      const record = event.record
+      if (record === undefined) return
+      const stamp = event.kind === 'command-update' && 'lastUpdated' in record ? record.lastUpdated : record.stamp
+      if (stamp > acknowledged) acknowledged = stamp
+    },
+    publish: (event: BusEvent, tx?: Store) => inner.publish(event, tx),
     subscribe: (listener) => listeners.add(listener),
     async close () {
       closed = true
@@ -288,16 +292,5 @@ export async function createOrderedDoorbell (
       await inner.close()
     }
   }
-  if (inner.storeChannel !== undefined) doorbell.storeChannel = (store) => inner.storeChannel!(store)
-  doorbell.storeRang = (event) => {
-    const record = event.record
-    if (record !== undefined) {
-      const stamp = event.kind === 'command-update' && 'lastUpdated' in record ? record.lastUpdated : record.stamp
-      if (stamp > written) written = stamp
-    }
-    inner.storeRang?.(event)
-  }
-  // `dispatcherFor(inner)` (hub.doorbell) must see the registrations made through this wrapper.
-  shareDispatcher(inner, doorbell)
   return doorbell
 }

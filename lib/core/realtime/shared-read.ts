@@ -1,10 +1,10 @@
 /**
- * Shares one read between every waiter woken by the same doorbell: the doorbell hands the same event
+ * Shares one read between every waiter woken by the same event: the bus hands the same event
  * object to all its listeners, so the read is keyed by that object. A read is therefore always
- * started after the write it was rung for (a later doorbell for the same row, e.g. a second
+ * started after the write it was rung for (a later event for the same row, e.g. a second
  * update of a command, gets a fresh read, never a stale one in flight).
  */
-import type { DoorbellEvent } from './doorbell.js'
+import type { MessageEvent } from './bus.js'
 
 export interface SharedReader<V> {
   read(event: object, load: () => Promise<V>): Promise<V>
@@ -30,7 +30,7 @@ export function createSharedReader<V> (): SharedReader<V> {
 }
 
 /**
- * What a woken waiter reads for a message doorbell: the record the event carries (doorbell.ts
+ * What a woken waiter reads for a message event: the record the event carries (bus.ts
  * `record`), else the row by id, one read shared by every waiter of that event.
  *
  * @example
@@ -39,7 +39,7 @@ export function createSharedReader<V> (): SharedReader<V> {
  */
 export function createEventLoader<R> (
   findById: (id: number) => Promise<R | undefined>
-): (event: DoorbellEvent) => Promise<R | undefined> {
+): (event: MessageEvent) => Promise<R | undefined> {
   const reader = createSharedReader<R | undefined>()
   return (event) => event.record !== undefined
     ? Promise.resolve(event.record as R)

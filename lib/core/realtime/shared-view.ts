@@ -1,5 +1,5 @@
 /**
- * One view per record: a doorbell hands the same record to every stream it reaches (10,000
+ * One view per record: an event hands the same record to every stream it reaches (10,000
  * WebSocket subscriptions, parked polls), so the view is formatted once and, being the same
  * object, serialised once by the transports that cache by object.
  */

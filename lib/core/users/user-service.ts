@@ -198,7 +198,7 @@ async function refuseDuplicate (store: Store, login: string, exceptId?: number):
 }
 
 /** The shared update of `PUT /user/{id}` and `PUT /user/current` (§5.8). */
-async function applyUpdate ({ store, doorbell }: ServiceContext, principal: Principal, target: UserRecord, body: UserBody | undefined): Promise<void> {
+async function applyUpdate ({ store, bus }: ServiceContext, principal: Principal, target: UserRecord, body: UserBody | undefined): Promise<void> {
   if (body === undefined || body === null) return
   const self = callerId(principal) === target.id
   if (!principal.isAdmin) {
@@ -232,8 +232,8 @@ async function applyUpdate ({ store, doorbell }: ServiceContext, principal: Prin
       // A loss of rights spares no token, the caller's included.
       if (loss === 'rights') delete patch.keepToken
       if (!(await tx.users.update(target.id, patch))) throw userNotFound(target.id)
-      if (loss === 'rights') await revokeUser(doorbell, target.id, tx)
-      else if (loss === 'password') await revokeTokens(doorbell, target.id, patch.keepToken, tx)
+      if (loss === 'rights') await revokeUser(bus, target.id, tx)
+      else if (loss === 'password') await revokeTokens(bus, target.id, patch.keepToken, tx)
     })
   } catch (error) {
     rethrowConflict(error)
@@ -246,7 +246,7 @@ async function applyUpdate ({ store, doorbell }: ServiceContext, principal: Prin
  * const { id } = await users.create(principal, { login: 'alice', password: 'secret-1', role: 1 })
  */
 export function createUserService (ctx: ServiceContext): UserService {
-  const { store, doorbell } = ctx
+  const { store, bus } = ctx
 
   async function loadUser (id: number): Promise<UserRecord> {
     const user = await store.users.findById(id)
@@ -334,7 +334,7 @@ export function createUserService (ctx: ServiceContext): UserService {
         if (target === undefined) throw userNotFound(id)
         await keepAnAdmin(tx, target, 'deleted')
         await tx.users.delete(id)
-        await revokeUser(doorbell, id, tx)
+        await revokeUser(bus, id, tx)
       })
     },
     ...userLinks(ctx, loadUser)
@@ -346,7 +346,7 @@ type LinkOperation = 'getNetwork' | 'assignNetwork' | 'unassignNetwork' | 'listD
 
 /** The `/user/{id}/network/...` and `/user/{id}/devicetype/...` operations (assignments). */
 function userLinks (ctx: ServiceContext, loadUser: (id: number) => Promise<UserRecord>): Pick<UserService, LinkOperation> {
-  const { store, doorbell } = ctx
+  const { store, bus } = ctx
 
   /** Loads a network the caller may see, else the plain not-found text (D7). */
   async function loadNetwork (principal: Principal, networkId: number): Promise<NamedEntityView> {
@@ -393,7 +393,7 @@ function userLinks (ctx: ServiceContext, loadUser: (id: number) => Promise<UserR
         const user = await tx.users.findById(userId)
         const had = user?.role === UserRole.Client && (await tx.users.networkIds(userId)).includes(networkId)
         await tx.users.unassignNetwork(userId, networkId)
-        if (had) await revokeUser(doorbell, userId, tx)
+        if (had) await revokeUser(bus, userId, tx)
       })
     },
 
@@ -440,7 +440,7 @@ function userLinks (ctx: ServiceContext, loadUser: (id: number) => Promise<UserR
       await store.transaction(async (tx) => {
         const had = user.role === UserRole.Client && (await tx.users.deviceTypeIds(userId)).includes(deviceTypeId)
         await tx.users.unassignDeviceType(userId, deviceTypeId)
-        if (had) await revokeUser(doorbell, userId, tx)
+        if (had) await revokeUser(bus, userId, tx)
       })
     },
 
@@ -471,7 +471,7 @@ function userLinks (ctx: ServiceContext, loadUser: (id: number) => Promise<UserR
         const had = user.allDeviceTypesAvailable || (user.role === UserRole.Client && (await tx.users.deviceTypeIds(userId)).length > 0)
         await tx.users.update(userId, { allDeviceTypesAvailable: false })
         await tx.users.unassignAllDeviceTypes(userId)
-        if (had) await revokeUser(doorbell, userId, tx)
+        if (had) await revokeUser(bus, userId, tx)
       })
     }
   }

@@ -3,7 +3,7 @@ import { createPluginPrincipal, createUserPrincipal } from '../../../lib/core/au
 import { EVERY_USER, revokeTokens, revokes, revokesPrincipal } from '../../../lib/core/auth/revocations.js'
 import { tokenId } from '../../../lib/core/auth/token-id.js'
 import type { PluginRecord } from '../../../lib/core/plugins/plugin-ports.js'
-import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import type { BusEvent } from '../../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import type { UserRecord } from '../../../lib/core/users/user-ports.js'
 
@@ -18,7 +18,9 @@ const none = { networkIds: [], deviceTypeIds: [] }
 const user = createUserPrincipal(owner, { u: 5, a: [0], n: ['*'], dt: ['*'], e: 1, t: 1 }, none)
 const mine = createPluginPrincipal(plugin('plugin_topic_a'), owner, { tpc: 'plugin_topic_a', a: [0], e: 1, t: 1 }, none)
 const sibling = createPluginPrincipal(plugin('plugin_topic_b'), owner, { tpc: 'plugin_topic_b', a: [0], e: 1, t: 1 }, none)
-const revoke = (id: number, name = ''): DoorbellEvent => ({ kind: 'revoke', id, deviceId: '', networkId: null, deviceTypeId: null, name })
+const revoke = (userId: number, topic = ''): BusEvent => topic === ''
+  ? { kind: 'revoke', userId, what: 'rights' }
+  : { kind: 'revoke', userId, what: 'plugin', topic }
 
 t.test('a user revoke reaches the user and every plugin it owns', async (t) => {
   t.ok(revokesPrincipal(revoke(5), user))
@@ -34,12 +36,12 @@ t.test('a plugin revoke (named by topic) reaches that plugin\'s tokens only', as
   t.notOk(revokesPrincipal(event, sibling), 'another plugin of the same owner goes on')
   t.notOk(revokesPrincipal(event, user), 'the owner\'s own waits go on')
   t.notOk(revokes(event, 5), 'nor does the user-level check take it for the owner\'s')
-  t.notOk(revokesPrincipal({ ...event, kind: 'plugin' }, mine), 'only revoke events')
+  t.notOk(revokesPrincipal({ kind: 'plugin', pluginId: 1, topic: 'plugin_topic_a' }, mine), 'only revoke events')
 })
 
 t.test('a password change revokes the user\'s other tokens, not the one that made it, nor its plugins', async (t) => {
   const doorbell = createMemoryDoorbell()
-  const heard: DoorbellEvent[] = []
+  const heard: BusEvent[] = []
   doorbell.subscribe((event) => heard.push(event))
   const other = createUserPrincipal(owner, { u: 5, a: [0], n: ['*'], dt: ['*'], e: 2, t: 1 }, none)
   await revokeTokens(doorbell, 5, tokenId(user.token))

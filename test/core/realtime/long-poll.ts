@@ -1,10 +1,9 @@
 /** The long poll as the first batch of a message stream: backlog, first live item, resync, release. */
 import t from 'tap'
 import type { HighWater } from '../../../lib/core/commands/command-ports.js'
-import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import type { BusEvent, MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createWaiterRegistry } from '../../../lib/core/realtime/cancellation.js'
 import type { WaiterRegistry } from '../../../lib/core/realtime/cancellation.js'
-import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
 import type { LongPollOptions } from '../../../lib/core/realtime/long-poll.js'
 import { longPoll } from '../../../lib/core/realtime/long-poll.js'
 import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
@@ -12,16 +11,27 @@ import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell
 import type { MessageStreamSpec } from '../../../lib/core/realtime/message-stream.js'
 import { openMessageStream } from '../../../lib/core/realtime/message-stream.js'
 import { createEventLoader, createSharedReader } from '../../../lib/core/realtime/shared-read.js'
-import { RESYNC_EVENT } from '../../../lib/doorbells/postgres-doorbell.js'
+import { createRouter } from '../../../lib/core/realtime/router.js'
+import type { Router } from '../../../lib/core/realtime/router.js'
+
+const RESYNC: BusEvent = { kind: 'resync' }
 
 interface Row { id: number, ts: number }
 
-const event = (id: number): DoorbellEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
+/** One router per doorbell, as a hub owns one. */
+const routers = new WeakMap<MemoryDoorbell, Router>()
+const routerOf = (doorbell: MemoryDoorbell): Router => {
+  let router = routers.get(doorbell)
+  if (router === undefined) routers.set(doorbell, router = createRouter(doorbell))
+  return router
+}
+
+const event = (id: number): MessageEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
 
 /** A stream spec over an in-memory table (ids double as stamps); `over` replaces any rule. */
 function spec (rows: Row[], doorbell: MemoryDoorbell, over: Partial<MessageStreamSpec<Row, number>> = {}): MessageStreamSpec<Row, number> {
   return {
-    doorbell,
+    router: routerOf(doorbell),
     routes: () => true,
     highWater: async (): Promise<HighWater> => ({ id: Math.max(0, ...rows.map((r) => r.id)), clock: Math.max(0, ...rows.map((r) => r.ts)) }),
     readAfter: async (after, limit) => rows.filter((r) => r.ts > after).slice(0, limit),
@@ -46,7 +56,7 @@ t.test('the backlog after the cursor is answered at once, as one batch', async (
   const rows = [1, 2, 3, 4].map((id) => ({ id, ts: id }))
   t.same(await poll(spec(rows, doorbell, { after: 1, backlogLimit: 2, pageSize: 2 }), { waitSeconds: 30 }), [2, 3], 'up to the limit')
   t.same(await poll(spec(rows, doorbell, { after: 4, backlogLimit: 100 }), { waitSeconds: 0 }), [], 'nothing after the cursor, no wait: []')
-  t.equal(dispatcherFor(doorbell).size, 0, 'every stream closed')
+  t.equal(routerOf(doorbell).size, 0, 'every stream closed')
 })
 
 t.test('waiters woken by the same doorbell share one read', async (t) => {
@@ -56,7 +66,7 @@ t.test('waiters woken by the same doorbell share one read', async (t) => {
   const polls = Array.from({ length: 1000 }, () => poll(spec([], doorbell, {
     load: (e) => reader.read(e, async () => { reads++; return { id: e.id, ts: e.id } })
   }), { waitSeconds: 5 }))
-  while (dispatcherFor(doorbell).size < 1000) await new Promise((resolve) => setImmediate(resolve))
+  while (routerOf(doorbell).size < 1000) await new Promise((resolve) => setImmediate(resolve))
   await settle()
   await doorbell.publish(event(42))
   const results = await Promise.all(polls)
@@ -108,10 +118,10 @@ t.test('abort and timeout answer [], and clean up', async (t) => {
 
 t.test('a revoke for the caller answers [] (the next poll authenticates again)', async (t) => {
   const doorbell = createMemoryDoorbell()
-  const answer = poll(spec([], doorbell, { revokedBy: (e) => e.id === 7 }), { waitSeconds: 30 })
+  const answer = poll(spec([], doorbell, { revokedBy: (e) => e.userId === 7 }), { waitSeconds: 30 })
   await settle()
-  await doorbell.publish({ kind: 'revoke', id: 8, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
-  await doorbell.publish({ kind: 'revoke', id: 7, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await doorbell.publish({ kind: 'revoke', userId: 8, what: 'rights' })
+  await doorbell.publish({ kind: 'revoke', userId: 7, what: 'rights' })
   t.same(await answer, [])
   t.equal(doorbell.size, 0)
 })
@@ -129,10 +139,10 @@ t.test('a resync answers with what was written without a doorbell; equal keys sh
     }
   })
   const polls = [...Array.from({ length: 50 }, () => poll(keyed('a'), { waitSeconds: 5 })), ...Array.from({ length: 50 }, () => poll(keyed('b'), { waitSeconds: 5 }))]
-  while (dispatcherFor(doorbell).size < 100) await new Promise((resolve) => setImmediate(resolve))
+  while (routerOf(doorbell).size < 100) await new Promise((resolve) => setImmediate(resolve))
   await settle()
   rows.push({ id: 2, ts: 2 })
-  await doorbell.publish(RESYNC_EVENT)
+  await doorbell.publish(RESYNC)
   const results = await Promise.all(polls)
   t.ok(results.every((r) => r.length === 1 && r[0] === 2), 'every waiter got the item')
   t.equal(reads, 2, 'one re-read per distinct key and cursor, not one per waiter')

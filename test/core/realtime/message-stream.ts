@@ -3,18 +3,30 @@ import t from 'tap'
 import { systemPrincipal } from '../../../lib/core/auth/principal.js'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
 import type { HighWater } from '../../../lib/core/commands/command-ports.js'
-import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import { createRouter } from '../../../lib/core/realtime/router.js'
+import type { Router } from '../../../lib/core/realtime/router.js'
 import type { MessageStreamSpec, StreamItem } from '../../../lib/core/realtime/message-stream.js'
 import { iterateStream, openMessageStream } from '../../../lib/core/realtime/message-stream.js'
 import { openTestStore } from '../../fixtures/store.js'
 
 interface Row { id: number, ts: number }
 
+/** One router per doorbell, as a hub owns one. */
+const routers = new WeakMap<MemoryDoorbell, Router>()
+const routerOf = (doorbell: MemoryDoorbell): Router => {
+  let router = routers.get(doorbell)
+  if (router === undefined) routers.set(doorbell, router = createRouter(doorbell))
+  return router
+}
+
 /** A stream over an in-memory table whose doorbell the test rings by hand. */
 function fakeSpec (rows: Row[], doorbell = createMemoryDoorbell(), hooks: { afterMark?: () => void } = {}): MessageStreamSpec<Row, Row> & { doorbell: ReturnType<typeof createMemoryDoorbell> } {
   return {
     doorbell,
+    router: routerOf(doorbell),
     routes: (e) => e.kind === 'notification',
     highWater: async (): Promise<HighWater> => {
       const mark = { id: Math.max(0, ...rows.map((r) => r.id)), clock: Math.max(0, ...rows.map((r) => r.ts)) }
@@ -31,7 +43,7 @@ function fakeSpec (rows: Row[], doorbell = createMemoryDoorbell(), hooks: { afte
   }
 }
 
-const ring = (id: number): DoorbellEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
+const ring = (id: number): MessageEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
 
 t.test('an item committed between the mark and the backlog read is delivered once', async (t) => {
   const rows: Row[] = [{ id: 1, ts: 10 }, { id: 2, ts: 20 }]
@@ -81,7 +93,7 @@ t.test('resync: rows whose doorbells were lost are read again after the newest c
   rows.push({ id: 2, ts: 20 })
   await spec.doorbell.publish(ring(2))
   rows.push({ id: 3, ts: 30 }, { id: 4, ts: 40 }) // rung on a connection that was lost
-  await spec.doorbell.publish({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await spec.doorbell.publish({ kind: 'resync' })
   await spec.doorbell.publish(ring(4)) // a late doorbell for a row the resync delivered
   rows.push({ id: 5, ts: 50 })
   await spec.doorbell.publish(ring(5))

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import { createOrderedDoorbell } from '../../../lib/core/realtime/ordered-doorbell.js'
 import type { DrawHorizon, StampOrder } from '../../../lib/core/ports.js'
@@ -31,7 +31,7 @@ function handDraw (horizon: DrawHorizon): HandDraw {
   return draw
 }
 
-const chained = (kind: 'notification' | 'command' | 'command-update', id: number, prev: number, stamp: number): DoorbellEvent =>
+const chained = (kind: 'notification' | 'command' | 'command-update', id: number, prev: number, stamp: number): MessageEvent =>
   ({ kind, id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n', order: { prev, stamp, nextXid: 100 } })
 
 async function setup (t: Test, settleCheckMs = 20) {
@@ -39,8 +39,9 @@ async function setup (t: Test, settleCheckMs = 20) {
   const draw = handDraw({ stamp: 10, notification: 3, command: 4, nextXid: 50 })
   const doorbell = await createOrderedDoorbell(inner, draw, { settleCheckMs })
   t.teardown(() => doorbell.close())
-  const seen: DoorbellEvent[] = []
-  doorbell.subscribe((event) => { seen.push(event) })
+  const seen: MessageEvent[] = []
+  // Message events as released; control events show their kind only.
+  doorbell.subscribe((event) => { seen.push(event as MessageEvent) })
   return { inner, draw, doorbell, seen }
 }
 
@@ -63,7 +64,7 @@ t.test('chained events reach listeners in stamp order; the mark follows what was
 t.test('events without a chain link pass at once', async (t) => {
   const { inner, seen } = await setup(t)
   await inner.publish(chained('notification', 6, 12, 13))
-  await inner.publish({ kind: 'plugin', id: 1, deviceId: '', networkId: null, deviceTypeId: null, name: 'topic' })
+  await inner.publish({ kind: 'plugin', pluginId: 1, topic: 'topic' })
   t.same(seen.map((e) => e.kind), ['plugin'])
 })
 
@@ -89,7 +90,7 @@ t.test('a resync of the inner doorbell resynchronises before it reaches listener
   const { inner, draw, doorbell, seen } = await setup(t)
   draw.at = { stamp: 30, notification: 9, command: 9, nextXid: 70 }
   await inner.publish(chained('notification', 8, 30, 31))
-  await inner.publish({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await inner.publish({ kind: 'resync' })
   await eventually(() => seen.length === 2)
   t.same(seen.map((e) => e.kind), ['resync', 'notification'], 'the re-read first, then what follows the new mark')
   t.same(doorbell.mark(), { clock: 31, notification: 9, command: 9 })
@@ -100,7 +101,7 @@ t.test('the wrapper forwards publish and closes the inner doorbell', async (t) =
   const doorbell = await createOrderedDoorbell(inner, handDraw({ stamp: 1, notification: 0, command: 0, nextXid: 1 }))
   const seen: string[] = []
   doorbell.subscribe((event) => { seen.push(event.kind) })
-  await doorbell.publish({ kind: 'revoke', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await doorbell.publish({ kind: 'revoke', userId: 0, what: 'rights' })
   t.same(seen, ['revoke'])
   await doorbell.close()
   t.equal(inner.size, 0, 'no listener left on the inner doorbell')
@@ -112,7 +113,7 @@ t.test('caughtUp waits until this process\'s own acknowledged writes are release
   t.teardown(() => doorbell.close())
   await doorbell.caughtUp()
   const record = { id: 4, notification: 'n', deviceId: 'd', networkId: 1, deviceTypeId: 1, timestamp: 11, parameters: null, stamp: 11 }
-  doorbell.storeRang!({ ...chained('notification', 4, 10, 11), record })
+  doorbell.written({ ...chained('notification', 4, 10, 11), record })
   let caught = false
   const waiting = doorbell.caughtUp().then(() => { caught = true })
   await sleep(10)
@@ -121,7 +122,7 @@ t.test('caughtUp waits until this process\'s own acknowledged writes are release
   await waiting
   t.equal(doorbell.mark().clock, 11, 'released with the NOTIFY')
 
-  doorbell.storeRang!({ ...chained('notification', 5, 11, 12), record: { ...record, id: 5, stamp: 12 } })
+  doorbell.written({ ...chained('notification', 5, 11, 12), record: { ...record, id: 5, stamp: 12 } })
   const started = Date.now()
   await doorbell.caughtUp()
   t.ok(Date.now() - started >= 90, 'a NOTIFY that does not come holds a reader only up to the cap')
@@ -139,7 +140,7 @@ t.test('newestFor: the newest stamp released per kind and device, never below th
   t.equal(doorbell.newestFor('command', 'b'), 13)
   t.equal(doorbell.newestFor('command-update', 'a'), 10, 'a kind never released for the device: the floor')
   draw.at = { stamp: 20, notification: 9, command: 9, nextXid: 70 }
-  await inner.publish({ kind: 'resync', id: 0, deviceId: '', networkId: null, deviceTypeId: null, name: '' })
+  await inner.publish({ kind: 'resync' })
   await eventually(() => doorbell.mark().clock === 20)
   t.equal(doorbell.newestFor('command', 'a'), 20, 'after a resync nothing is known per device below its mark')
 })

@@ -3,14 +3,15 @@
  * store again from its own cursor: items written without a doorbell are still delivered.
  */
 import t from 'tap'
-import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
+import type { BusEvent } from '../../../lib/core/realtime/bus.js'
 import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
-import { RESYNC_EVENT } from '../../../lib/doorbells/postgres-doorbell.js'
 import type { TestApp } from '../../fixtures/app.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
 
-const doorbellOf = (h: TestApp): MemoryDoorbell => h.hub.doorbell as MemoryDoorbell
+const RESYNC: BusEvent = { kind: 'resync' }
+
+const doorbellOf = (h: TestApp): MemoryDoorbell => h.hub.bus as MemoryDoorbell
 
 t.test('parked polls answer a resync with what was written without a doorbell', async (t) => {
   const h = await createTestApp(t)
@@ -26,7 +27,7 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   const updatePoll = track(h.request('GET', '/device/command/poll', { query: { returnUpdatedCommands: true, waitTimeout: 30 } }))
   const updateWait = track(h.request('GET', `/device/${device}/command/${waited}/poll`, { query: { waitTimeout: 30 } }))
   const quiet = track(h.request('GET', `/device/${other}/notification/poll`, { query: { waitTimeout: 1 } }))
-  await eventually(() => dispatcherFor(h.hub.doorbell).size === 5)
+  await eventually(() => h.hub.router.size === 5)
   await sleep(50)
 
   // Straight into the store: no doorbell rings, as if the doorbell had lost it.
@@ -37,7 +38,7 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   await sleep(100)
   t.equal(settled, 0, 'without a doorbell nobody wakes')
 
-  await doorbellOf(h).publish(RESYNC_EVENT)
+  await doorbellOf(h).publish(RESYNC)
   const [n, c, u, w] = await Promise.all([notificationPoll, commandPoll, updatePoll, updateWait])
   t.same(n.body.map((x: { id: number, notification: string }) => [x.id, x.notification]), [[notification.id, 'silent']])
   t.same(c.body.map((x: { id: number, command: string }) => [x.id, x.command]), [[command.id, 'silent']])
@@ -46,6 +47,6 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   t.same([w.body.id, w.body.status], [waited, 'Done'])
   t.equal(settled, 4, 'a poll with nothing new keeps waiting')
   t.same((await quiet).body, [], 'and times out as usual')
-  t.equal(dispatcherFor(h.hub.doorbell).size, 0, 'no listener left behind')
+  t.equal(h.hub.router.size, 0, 'no listener left behind')
   t.equal(doorbellOf(h).size, idle, 'the routing index left the doorbell')
 })

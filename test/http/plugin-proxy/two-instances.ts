@@ -30,7 +30,7 @@ postgresTest('two instances on one database', async (t, url) => {
     const start = async (): Promise<{ hub: DeviceHub, base: string }> => {
       const store = await openPostgresStore(url, { schema, maxConnections: 3 })
       const doorbell = await createPostgresDoorbell(url, { channel })
-      const hub = await createDeviceHub({ store, doorbell, jwtSecret: JWT_SECRET, admin: { password: ADMIN_PASSWORD } })
+      const hub = await createDeviceHub({ store, bus: doorbell, jwtSecret: JWT_SECRET, admin: { password: ADMIN_PASSWORD } })
       hubs.push(hub)
       const app = await buildServer({ hub, closeHub: false })
       t.teardown(() => app.close())

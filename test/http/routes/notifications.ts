@@ -1,6 +1,5 @@
 import t from 'tap'
 import { Action } from '../../../lib/core/auth/actions.js'
-import { recordNotification } from '../../../lib/core/notifications/record-notification.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, tokenWithActions } from '../../fixtures/messaging.js'
 
@@ -56,7 +55,7 @@ t.test('GET /device/{id}/notification: newest first, $device-* included, filters
   const device = await addDevice(h)
   const other = await addDevice(h)
   const hub = h.hub
-  const system = await recordNotification({ store: hub.store, doorbell: hub.doorbell, clock: hub.clock }, { notification: '$device-add', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: { id: device } })
+  const system = await hub.log.append({ kind: 'notification', input: { notification: '$device-add', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: { id: device } } })
   // Each stored at the time it names: a client's timestamp is kept when the server clock can take it (issue #23).
   const insert = async (notification: string, timestamp: string): Promise<number> => {
     now = Date.parse(`${timestamp}Z`)

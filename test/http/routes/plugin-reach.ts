@@ -8,7 +8,6 @@
 import t from 'tap'
 import type { Test } from 'tap'
 import { Action } from '../../../lib/core/auth/actions.js'
-import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
 import { ADMIN_PASSWORD, createTestApp } from '../../fixtures/app.js'
 import type { TestApp, TestResponse } from '../../fixtures/app.js'
 import { addDevice, eventually } from '../../fixtures/messaging.js'
@@ -76,9 +75,9 @@ async function command (h: TestApp, deviceId: string, name: string): Promise<voi
 
 /** Starts a request that parks on the doorbell, and resolves once it is parked. */
 async function parked (h: TestApp, start: () => Promise<TestResponse>): Promise<{ result: Promise<TestResponse> }> {
-  const before = dispatcherFor(h.hub.doorbell).size
+  const before = h.hub.router.size
   const result = start()
-  await eventually(() => dispatcherFor(h.hub.doorbell).size > before)
+  await eventually(() => h.hub.router.size > before)
   return { result }
 }
 

@@ -1,13 +1,11 @@
 import t from 'tap'
-import type { Dispatcher } from '../../../lib/core/realtime/dispatcher.js'
-import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
-import { recordNotification } from '../../../lib/core/notifications/record-notification.js'
+import type { Router } from '../../../lib/core/realtime/router.js'
 import type { TestApp } from '../../fixtures/app.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, call, eventually, listen, sleep } from '../../fixtures/messaging.js'
 
-/** The doorbell's routing index: every parked waiter is registered there. */
-const doorbellOf = (h: TestApp): Dispatcher => dispatcherFor(h.hub.doorbell)
+/** The hub's routing index: every parked waiter is registered there. */
+const doorbellOf = (h: TestApp): Router => h.hub.router
 
 /** Starts a request and waits until its waiter has subscribed to the hub. */
 async function parked<T> (h: TestApp, start: () => Promise<T>): Promise<{ result: Promise<T> }> {
@@ -227,8 +225,8 @@ t.test('R7: a command past its lifetime is not handed to pollers; queries still 
 t.test('R3: $device-add / $device-update only reach polls that name them', async (t) => {
   const h = await createTestApp(t)
   const device = await addDevice(h)
-  const ctx = { store: h.hub.store, doorbell: h.hub.doorbell, clock: h.hub.clock }
-  const add = await recordNotification(ctx, { notification: '$device-add', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: null })
+  const system = (notification: string) => h.hub.log.append({ kind: 'notification', input: { notification, deviceId: device, networkId: 1, deviceTypeId: 1, parameters: null } })
+  const add = await system('$device-add')
   const from = String(Date.UTC(2000, 0, 1))
   t.same((await h.request('GET', '/device/notification/poll', { query: { timestamp: from, waitTimeout: 0 } })).body, [])
   const named = await h.request('GET', `/device/${device}/notification/poll`, { query: { timestamp: from, names: '$device-add', waitTimeout: 0 } })
@@ -236,7 +234,7 @@ t.test('R3: $device-add / $device-update only reach polls that name them', async
 
   const unnamed = await parked(h, () => h.request('GET', '/device/notification/poll', { query: { waitTimeout: 1 } }))
   const listed = await parked(h, () => h.request('GET', '/device/notification/poll', { query: { names: '$device-update' } }))
-  const update = await recordNotification(ctx, { notification: '$device-update', deviceId: device, networkId: 1, deviceTypeId: 1, parameters: null })
+  const update = await system('$device-update')
   t.same((await listed.result).body.map((n: { id: number }) => n.id), [update.id])
   t.same((await unnamed.result).body, [])
 })

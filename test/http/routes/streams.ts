@@ -1,6 +1,5 @@
 /** Server-Sent Events: live delivery, backlog paging, Last-Event-ID resume, errors, release on close. */
 import t from 'tap'
-import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
 import { Action } from '../../../lib/core/auth/actions.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, call, eventually, listen, tokenWithActions } from '../../fixtures/messaging.js'
@@ -52,7 +51,7 @@ t.test('notification stream: live events in order, resume with Last-Event-ID los
   const h = await createTestApp(t)
   const base = await listen(t, h)
   const device = await addDevice(h)
-  const doorbell = dispatcherFor(h.hub.doorbell)
+  const doorbell = h.hub.router
   const before = doorbell.size
   const post = (name: string): Promise<unknown> => call(`${base}/device/${device}/notification`, h.adminToken, { method: 'POST', body: { notification: name } })
 
@@ -127,7 +126,7 @@ t.test('command streams: inserts, updates with returnUpdatedCommands, names filt
   const b = await addDevice(h)
   const inserts = await openStream(`${base}/device/command/stream?deviceIds=${a},${b}&names=go`, h.adminToken)
   const updates = await openStream(`${base}/device/${a}/command/stream?returnUpdatedCommands=true`, h.adminToken)
-  await eventually(() => dispatcherFor(h.hub.doorbell).size >= 2)
+  await eventually(() => h.hub.router.size >= 2)
   const c1 = await call(`${base}/device/${a}/command`, h.adminToken, { method: 'POST', body: { command: 'go' } })
   await call(`${base}/device/${b}/command`, h.adminToken, { method: 'POST', body: { command: 'skip' } })
   await call(`${base}/device/${b}/command`, h.adminToken, { method: 'POST', body: { command: 'go' } })
@@ -164,7 +163,7 @@ t.test('stream errors answer JSON before any event: 401, 403, 404, 400', async (
   const client = await h.createUser({ networkIds: [] })
   const noScope = await openStream(`${base}/device/notification/stream`, client.accessToken)
   t.same([noScope.status, JSON.parse(noScope.body).message], [403, 'No access to any device type or network'])
-  t.equal(dispatcherFor(h.hub.doorbell).size, 0, 'no listener left by refused streams')
+  t.equal(h.hub.router.size, 0, 'no listener left by refused streams')
 })
 
 t.test('hostile query values and headers never answer 5xx', async (t) => {
@@ -186,7 +185,7 @@ t.test('hostile query values and headers never answer 5xx', async (t) => {
     }
   }
   t.equal(count, 80)
-  await eventually(() => dispatcherFor(h.hub.doorbell).size === 0)
+  await eventually(() => h.hub.router.size === 0)
 })
 
 t.test('the OpenAPI document describes the event streams', async (t) => {
@@ -204,5 +203,5 @@ t.test('closing the server ends open streams', async (t) => {
   const stream = await openStream(`${base}/device/${device}/notification/stream`, h.adminToken)
   t.equal(stream.status, 200)
   await h.app.close()
-  t.equal(dispatcherFor(h.hub.doorbell).size, 0)
+  t.equal(h.hub.router.size, 0)
 })

@@ -1,6 +1,5 @@
 /** The WebSocket endpoint, envelope and session (auth spec §6.1, §6.2, §6.3, §6.6) over real sockets. */
 import t from 'tap'
-import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
 import { WebSocket } from 'ws'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
@@ -126,7 +125,7 @@ t.test('D10: an expired session or a locked user gets 401 on every action until 
 
 t.test('closing the socket releases every subscription and doorbell listener', async (t) => {
   const h = await createTestApp(t)
-  const doorbell = dispatcherFor(h.hub.doorbell)
+  const doorbell = h.hub.router
   const device = await addDevice(h)
   const registry = webSocketRegistry(h.app)
   const before = doorbell.size
@@ -160,7 +159,7 @@ t.test('the server closing ends every session', async (t) => {
   await h.app.close()
   t.ok(await ws.closed > 0, 'closed')
   t.equal(webSocketRegistry(h.app).sessions, 0)
-  t.equal(dispatcherFor(h.hub.doorbell).size, 0)
+  t.equal(h.hub.router.size, 0)
 })
 
 t.test('embedded: devicehubPlugin serves the API at <prefix>/websocket, devicehubWebSocketPlugin at the context', async (t) => {

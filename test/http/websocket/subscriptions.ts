@@ -1,6 +1,5 @@
 /** WebSocket subscriptions (auth spec §6.5) and limits (§6.7) over real sockets. */
 import t from 'tap'
-import { dispatcherFor } from '../../../lib/core/realtime/dispatcher.js'
 import { Action } from '../../../lib/core/auth/actions.js'
 import { webSocketRegistry } from '../../../lib/http/websocket/registry.js'
 import { createTestApp } from '../../fixtures/app.js'
@@ -137,7 +136,7 @@ t.test('subscribe errors: device, networks, device types, empty scope, permissio
   const hidden = await r.request({ action: 'notification/subscribe', networkIds: [other] })
   t.equal(hidden.code, 403, 'a restricted principal gets 403 for a network it cannot see (D7)')
   t.equal((await r.request({ action: 'notification/subscribe', deviceId: device })).status, 'success')
-  t.equal(dispatcherFor(h.hub.doorbell).size, 1, 'refused subscriptions leave no listener')
+  t.equal(h.hub.router.size, 1, 'refused subscriptions leave no listener')
 })
 
 t.test('subscribe with networkIds / deviceTypeIds: the long polls\' rule and messages (D7, §4.4 by role)', async (t) => {
@@ -178,7 +177,7 @@ t.test('subscribe with networkIds / deviceTypeIds: the long polls\' rule and mes
     }
     t.equal((await ws.request({ action: 'notification/subscribe', networkIds: [mine] })).status, 'success', `${label}: its own network`)
   }
-  t.equal(dispatcherFor(h.hub.doorbell).size, 4, 'only the accepted subscriptions listen')
+  t.equal(h.hub.router.size, 4, 'only the accepted subscriptions listen')
 })
 
 t.test('unsubscribe by id, all of a kind, unknown id; subscription/list by type and permission', async (t) => {
@@ -202,7 +201,7 @@ t.test('unsubscribe by id, all of a kind, unknown id; subscription/list by type 
   t.same(one, { action: 'notification/unsubscribe', requestId: one.requestId, status: 'success' })
   t.equal((await ws.request({ action: 'notification/unsubscribe' })).status, 'success')
   t.same((await ws.request({ action: 'subscription/list' })).subscriptions.map((s: { subscriptionId: number }) => s.subscriptionId), [c1.subscriptionId])
-  t.equal(dispatcherFor(h.hub.doorbell).size, 1)
+  t.equal(h.hub.router.size, 1)
 
   const onlyNotifications = await connectAs(t, h, tokenWithActions(h, [Action.GetDeviceNotification]))
   await onlyNotifications.request({ action: 'notification/subscribe' })
@@ -247,7 +246,7 @@ t.test('limits: a slow consumer is cut off and leaves nothing behind', async (t)
   }
   await eventually(() => registry.sessions === 1)
   t.equal(registry.subscriptions, 0)
-  t.equal(dispatcherFor(h.hub.doorbell).size, 0)
+  t.equal(h.hub.router.size, 0)
   t.equal((await writer.request({ action: 'server/info' })).status, 'success', 'other sessions go on')
 })
 

@@ -1,33 +1,43 @@
 /**
- * The routing index between a doorbell and its waiters (long polls, and realtime subscriptions):
- * one doorbell listener per doorbell, and each event handed only to the listeners registered
- * for its device, network or device type, instead of to every parked waiter. A listener still
- * applies its own full rules (names, scope, cursor); the index only narrows who is asked.
+ * The routing index between the bus and its waiters (long polls, realtime subscriptions): one bus
+ * listener per hub, and each event handed only to the listeners registered for its device,
+ * network or device type, instead of to every parked waiter. A listener still applies its own
+ * full rules (names, scope, cursor); the index only narrows who is asked. The hub owns it.
  *
  * A `revoke` (a user's rights changed) goes to every listener, which checks whether it is its user.
- * A `resync` (the doorbell may have lost doorbells) goes to every listener, as a fresh event
- * object per resync, so that reads keyed by the event (shared-read.ts, the long poll's resync
- * read) are shared by the waiters of that one resync and never across two.
+ * A `resync` (events may have been lost) goes to every listener as one fresh {@link RoutedResync}
+ * per resync, whose `reads` the streams it reaches share (one read per cursor scope), never across two.
  */
-import type { Doorbell, DoorbellEvent, DoorbellEventKind, DoorbellListener } from './doorbell.js'
+import type { Bus, BusEvent, MessageEvent, MessageKind, PluginEvent, RevokeEvent } from './bus.js'
 import type { MessageScope } from './message-filter.js'
+
+/** A resync as the router hands it on: one object per resync, with the reads its listeners share. */
+export interface RoutedResync {
+  kind: 'resync'
+  /** Reads started for this resync, by what they read and after which cursor. */
+  readonly reads: Map<string, Promise<unknown>>
+}
+
+export type RoutedEvent = MessageEvent | PluginEvent | RevokeEvent | RoutedResync
+export type RoutedListener = (event: RoutedEvent) => void
+type RoutedKind = MessageKind | 'plugin'
 
 /** What a listener waits for. Omitted or `'all'` = any. */
 export interface RoutingKeys {
   /** Event kinds (`resync` and `revoke` always reach every listener). */
-  kinds: readonly Exclude<DoorbellEventKind, 'resync' | 'revoke'>[]
+  kinds: readonly RoutedKind[]
   deviceIds?: readonly string[]
   networkIds?: 'all' | readonly number[]
   deviceTypeIds?: 'all' | readonly number[]
 }
 
-export interface Dispatcher {
+export interface Router {
   /**
    * Registers `listener` for the events matching `keys` (by the most selective key: devices,
    * else networks, else device types, else every event of the kinds); returns the function
    * that removes it (idempotent).
    */
-  register(keys: RoutingKeys, listener: DoorbellListener): () => void
+  register(keys: RoutingKeys, listener: RoutedListener): () => void
   /** Number of registered listeners (tests check nothing leaks). */
   readonly size: number
 }
@@ -42,7 +52,7 @@ export function routingKeys (kinds: RoutingKeys['kinds'], selector: MessageScope
   return { kinds, deviceIds: selector.deviceIds, networkIds: selector.scope.networkIds, deviceTypeIds: selector.scope.deviceTypeIds }
 }
 
-type Bucket = Set<DoorbellListener>
+type Bucket = Set<RoutedListener>
 
 class KindIndex {
   readonly byDevice = new Map<string, Bucket>()
@@ -51,54 +61,32 @@ class KindIndex {
   readonly any: Bucket = new Set()
 }
 
-function add<K> (map: Map<K, Bucket>, key: K, listener: DoorbellListener): void {
+function add<K> (map: Map<K, Bucket>, key: K, listener: RoutedListener): void {
   let bucket = map.get(key)
   if (bucket === undefined) map.set(key, bucket = new Set())
   bucket.add(listener)
 }
 
-function remove<K> (map: Map<K, Bucket>, key: K, listener: DoorbellListener): void {
+function remove<K> (map: Map<K, Bucket>, key: K, listener: RoutedListener): void {
   const bucket = map.get(key)
   if (bucket === undefined) return
   bucket.delete(listener)
   if (bucket.size === 0) map.delete(key)
 }
 
-const dispatchers = new WeakMap<Doorbell, Dispatcher>()
-
 /**
- * The dispatcher of `doorbell` (one per doorbell, created on first use). It subscribes to the
- * doorbell while it has listeners and unsubscribes when the last one leaves.
+ * The router over `bus`: it subscribes while it has listeners and unsubscribes when the last leaves.
  *
  * @example
- * const off = dispatcherFor(ctx.doorbell).register({ kinds: ['notification'], deviceIds: ['dev-1'] }, (event) => wake(event))
+ * const off = router.register({ kinds: ['notification'], deviceIds: ['dev-1'] }, (event) => wake(event))
  * off()
  */
-export function dispatcherFor (doorbell: Doorbell): Dispatcher {
-  let dispatcher = dispatchers.get(doorbell)
-  if (dispatcher === undefined) {
-    dispatcher = createDispatcher(doorbell)
-    dispatchers.set(doorbell, dispatcher)
-  }
-  return dispatcher
-}
-
-/**
- * Makes `wrapper` (a doorbell that forwards `subscribe` to `inner`, such as the counting one of
- * operations/hub-stats.ts) share the dispatcher of `inner`, so waiters registered through either
- * are one index and `dispatcherFor(hub.doorbell)` sees what the services registered.
- */
-export function shareDispatcher (wrapper: Doorbell, inner: Doorbell): void {
-  dispatchers.set(wrapper, dispatcherFor(inner))
-}
-
-/** A dispatcher over `doorbell`; prefer {@link dispatcherFor}, which shares one per doorbell. */
-export function createDispatcher (doorbell: Doorbell): Dispatcher {
-  const kinds = new Map<DoorbellEventKind, KindIndex>()
-  const all = new Set<DoorbellListener>()
+export function createRouter (bus: Bus): Router {
+  const kinds = new Map<RoutedKind, KindIndex>()
+  const all = new Set<RoutedListener>()
   let unsubscribe: (() => void) | undefined
 
-  const call = (listener: DoorbellListener, event: DoorbellEvent): void => {
+  const call = (listener: RoutedListener, event: RoutedEvent): void => {
     try {
       listener(event)
     } catch {
@@ -106,9 +94,9 @@ export function createDispatcher (doorbell: Doorbell): Dispatcher {
     }
   }
 
-  const onEvent = (event: DoorbellEvent): void => {
+  const onEvent = (event: BusEvent): void => {
     if (event.kind === 'resync') {
-      const fresh = { ...event }
+      const fresh: RoutedResync = { kind: 'resync', reads: new Map() }
       for (const listener of [...all]) call(listener, fresh)
       return
     }
@@ -119,8 +107,12 @@ export function createDispatcher (doorbell: Doorbell): Dispatcher {
     }
     const index = kinds.get(event.kind)
     if (index === undefined) return
+    if (event.kind === 'plugin') {
+      for (const listener of [...index.any]) call(listener, event)
+      return
+    }
     // Each listener sits in exactly one bucket family, so it is reached at most once.
-    const targets: DoorbellListener[] = [...(index.byDevice.get(event.deviceId) ?? []), ...index.any]
+    const targets: RoutedListener[] = [...(index.byDevice.get(event.deviceId) ?? []), ...index.any]
     if (event.networkId !== null) targets.push(...(index.byNetwork.get(event.networkId) ?? []))
     if (event.deviceTypeId !== null) targets.push(...(index.byDeviceType.get(event.deviceTypeId) ?? []))
     for (const listener of targets) call(listener, event)
@@ -152,7 +144,7 @@ export function createDispatcher (doorbell: Doorbell): Dispatcher {
         }
       }
       all.add(listener)
-      unsubscribe ??= doorbell.subscribe(onEvent)
+      unsubscribe ??= bus.subscribe(onEvent)
       let registered = true
       return () => {
         if (!registered) return

@@ -1,7 +1,6 @@
 import t from 'tap'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
-import { recordNotification } from '../../../lib/core/notifications/record-notification.js'
-import type { DoorbellEvent } from '../../../lib/core/realtime/doorbell.js'
+import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { openTestStore } from '../../fixtures/store.js'
 
 t.test('concurrent inserts are group-committed with strictly increasing timestamps, ids and doorbells in order', async (t) => {
@@ -9,12 +8,11 @@ t.test('concurrent inserts are group-committed with strictly increasing timestam
   const now = Date.UTC(2024, 0, 1)
   const hub = await createDeviceHub({ store, admin: { password: 'record-pass-1' }, clock: { now: () => now } })
   t.teardown(() => hub.close())
-  const ctx = { store: hub.store, doorbell: hub.doorbell, clock: hub.clock }
-  const events: DoorbellEvent[] = []
-  const off = hub.doorbell.subscribe((e) => { events.push(e) })
+  const events: MessageEvent[] = []
+  const off = hub.bus.subscribe((e) => { events.push(e as MessageEvent) })
   const base = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
   const rows = await Promise.all(Array.from({ length: 300 }, (_, i) =>
-    recordNotification(ctx, { ...base, notification: `n${i}`, ...(i % 50 === 7 ? { timestamp: 1000 + i } : {}) })))
+    hub.log.append({ kind: 'notification', input: { ...base, notification: `n${i}`, ...(i % 50 === 7 ? { timestamp: 1000 + i } : {}) } })))
   off()
   rows.forEach((row, i) => t.equal(row.notification, `n${i}`, 'each caller gets its own row'))
   const server = rows.filter((_, i) => i % 50 !== 7)
@@ -37,15 +35,14 @@ t.test('inside a caller\'s transaction the row and its doorbell follow that tran
   const store = await openTestStore(t)
   const hub = await createDeviceHub({ store, admin: { password: 'record-pass-1' } })
   t.teardown(() => hub.close())
-  const ctx = { store: hub.store, doorbell: hub.doorbell, clock: hub.clock }
-  const events: DoorbellEvent[] = []
-  hub.doorbell.subscribe((e) => { events.push(e) })
+  const events: MessageEvent[] = []
+  hub.bus.subscribe((e) => { events.push(e as MessageEvent) })
   await store.transaction(async (tx) => {
-    await recordNotification(ctx, { notification: '$device-add', deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }, tx)
+    await hub.log.append({ kind: 'notification', input: { notification: '$device-add', deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null } }, tx)
     throw new Error('registration failed')
   }).catch(() => undefined)
   t.same(events, [])
   t.same(await store.notifications.query({ scope: { networkIds: 'all', deviceTypeIds: 'all' }, deviceIds: ['d'], sortField: 'timestamp' }), [], 'rolled back with it')
-  const row = await store.transaction((tx) => recordNotification(ctx, { notification: '$device-add', deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: { id: 'd' } }, tx))
+  const row = await store.transaction((tx) => hub.log.append({ kind: 'notification', input: { notification: '$device-add', deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: { id: 'd' } } }, tx))
   t.same(events.map((e) => [e.id, e.name]), [[row.id, '$device-add']])
 })

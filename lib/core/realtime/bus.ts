@@ -1,0 +1,110 @@
+/**
+ * The bus: how an event reaches every instance's listeners. Three members, none optional: publish,
+ * subscribe, close. Message events carry ids and routing keys, and may carry the written record
+ * as a hint (`record`) that saves every woken waiter's read; without it a waiter reads the store.
+ * A lost event costs latency, never data: the message log stays the truth (backlogs and resyncs
+ * read it). Ordering and marks belong to the log (message-log.ts), not to the bus.
+ */
+import type { CommandRecord } from '../commands/command-ports.js'
+import type { NotificationRecord } from '../notifications/notification-ports.js'
+import type { Store } from '../ports.js'
+
+/** The kinds of message the log holds. */
+export type MessageKind = 'command' | 'command-update' | 'notification'
+
+/** A command insert, command update or notification insert, committed. */
+export interface MessageEvent {
+  kind: MessageKind
+  /** Id of the command or notification. */
+  id: number
+  deviceId: string
+  networkId: number | null
+  deviceTypeId: number | null
+  /** Command or notification name. */
+  name: string
+  /**
+   * The record as written (a notification for `notification`, the command for `command` and
+   * `command-update`), when the bus carries it: in-process always, over PostgreSQL NOTIFY when it
+   * fits the payload. Listeners use it instead of reading the row by `id`.
+   */
+  record?: NotificationRecord | CommandRecord
+  /**
+   * Where the write stands in the stamp draw (PostgreSQL writes that ride the statement, whose
+   * commits may land out of stamp order): the log orders such events (ordered-doorbell.ts)
+   * before any listener sees them.
+   */
+  order?: DrawLink
+}
+
+/** Events may have been lost (a LISTEN connection came back, a gap in the draw chain): every reader reads the log again. */
+export interface ResyncEvent {
+  kind: 'resync'
+}
+
+/** A plugin's status or filter changed, or it was deleted. Message readers ignore it. */
+export interface PluginEvent {
+  kind: 'plugin'
+  pluginId: number
+  topic: string
+}
+
+/**
+ * A user lost rights (`rights`: role lowered, status leaving ACTIVE, deletion, a network or device
+ * type unassigned or deleted; `userId` 0, every user, is still understood), one plugin's reach
+ * narrowed or it was deleted (`plugin`: only the waits of that plugin's tokens stop), or the
+ * user's password changed (`tokens`: its tokens' waits stop but for `keptTokenId`, '' = none).
+ * See `auth/revocations.ts`.
+ */
+export type RevokeEvent =
+  | { kind: 'revoke', userId: number, what: 'rights' }
+  | { kind: 'revoke', userId: number, what: 'plugin', topic: string }
+  | { kind: 'revoke', userId: number, what: 'tokens', keptTokenId: string }
+
+export type BusEvent = MessageEvent | ResyncEvent | PluginEvent | RevokeEvent
+
+/** Whether an event is a message write (not a control event). */
+export function isMessageEvent (event: BusEvent): event is MessageEvent {
+  return event.kind === 'notification' || event.kind === 'command' || event.kind === 'command-update'
+}
+
+/**
+ * One link of the stamp draw chain: the stamp drawn just before this item's (`prev`), the item's
+ * own stamp (`stamp`: its insert stamp, or `lastUpdated` for an update), and `nextXid`, the next
+ * transaction id the database was to assign after the draw. Once no transaction below `nextXid`
+ * is running, every earlier stamp is committed or never will be.
+ */
+export interface DrawLink {
+  prev: number
+  stamp: number
+  nextXid: number
+}
+
+/**
+ * Everything at or below it is committed (or never will be), and every later item will reach
+ * the bus's listeners after this was read: `clock` is a stamp, `notification` and `command` the
+ * largest ids.
+ */
+export interface MessageMark {
+  clock: number
+  notification: number
+  command: number
+}
+
+export type BusListener = (event: BusEvent) => void
+
+export interface Bus {
+  /**
+   * Publishes an event written in `tx`. Call it inside the write transaction: a bus that rides the
+   * database (PostgreSQL NOTIFY) sends it there so it fires at commit; the memory bus delivers
+   * after commit (`tx.afterCommit`). Without `tx` it is sent at once.
+   */
+  publish(event: BusEvent, tx?: Store): Promise<void>
+  /**
+   * Registers a listener; returns the function that removes it (idempotent). A bus should hand
+   * the same event object to every listener: waiters woken by one event share one read keyed by
+   * it (a distinct object per listener stays correct, only costs more reads). A listener that
+   * throws must not stop delivery to the others.
+   */
+  subscribe(listener: BusListener): () => void
+  close(): Promise<void>
+}

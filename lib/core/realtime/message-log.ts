@@ -1,0 +1,157 @@
+/**
+ * The message log: the one write path of commands, command updates and notifications, and where a
+ * reader stands in it (the mark). Ordering and marks belong here, not to the bus: the bus only
+ * carries events.
+ *
+ * `append` writes the row and announces it: on a PostgreSQL store with a bus that rides the
+ * statement (the PostgreSQL doorbell) the write statement itself sends the NOTIFY (one round
+ * trip; the store group-commits concurrent inserts); otherwise the row is written in a
+ * transaction that publishes on the bus (notification inserts outside a caller's transaction
+ * are group-committed here: one transaction, one clock step, one multi-row INSERT per batch, and
+ * a failing batch is retried row by row).
+ *
+ * Where commits land out of stamp order (PostgreSQL with its doorbell), a {@link LogOrder}
+ * (ordered-doorbell.ts) holds the mark; elsewhere commits follow stamps and the store's own
+ * high-water mark is read instead (`mark()` answers undefined).
+ */
+import type { CommandPatch, CommandRecord, NewCommand } from '../commands/command-ports.js'
+import type { NewNotification, NotificationRecord } from '../notifications/notification-ports.js'
+import type { Store } from '../ports.js'
+import type { Clock } from '../time.js'
+import { createWriteCombiner } from '../write-combiner.js'
+import type { Bus, BusEvent, MessageEvent, MessageKind, MessageMark } from './bus.js'
+
+/** One write to the log. */
+export type LogWrite =
+  | { kind: 'notification', input: NewNotification }
+  | { kind: 'command', input: NewCommand }
+  | { kind: 'command-update', deviceId: string, id: number, patch: CommandPatch }
+
+/** What `append` answers: the record written (undefined for an update of a command that is not there). */
+export type Appended<W extends LogWrite> = W extends { kind: 'notification' } ? NotificationRecord
+  : W extends { kind: 'command' } ? CommandRecord : CommandRecord | undefined
+
+/** The order a log keeps where commits land out of stamp order (ordered-doorbell.ts). */
+export interface LogOrder {
+  /** Everything at or below it is committed; everything later reaches the listeners after it was read. */
+  mark(): MessageMark
+  /** Resolves once this process's acknowledged writes are at or below the mark (or after a short cap). */
+  caughtUp(): Promise<void>
+  /** The newest stamp released for `deviceId` of `kind` (or the stamp below which nothing is known per device). */
+  newestFor(kind: MessageKind, deviceId: string): number
+  /** Told of a write that rode its statement, once committed. */
+  written(event: MessageEvent): void
+}
+
+export interface MessageLog {
+  /**
+   * Writes and announces a message; inside `tx` when given (the row and its event follow that
+   * transaction). The one write path of both kinds.
+   */
+  append<W extends LogWrite>(write: W, tx?: Store): Promise<Appended<W>>
+  /**
+   * Where a reader stands now: items at or below it are in the store, later ones reach the bus's
+   * listeners after it. Undefined where commits follow stamps (read the store's high-water mark).
+   */
+  mark(): MessageMark | undefined
+  /** Resolves once this process's acknowledged writes are in the mark (at once where there is no mark). */
+  caughtUp(): Promise<void>
+  /**
+   * The newest stamp released for `deviceId` of `kind`; a one-device reader whose cursor is at or
+   * past it has nothing to read up to the mark. Infinity where the log does not know.
+   */
+  newestFor(kind: MessageKind, deviceId: string): number
+}
+
+export interface MessageLogOptions {
+  store: Store
+  bus: Bus
+  clock: Clock
+  /** The NOTIFY channel writes ride on a PostgreSQL store (the PostgreSQL doorbell's); undefined: publish on the bus. */
+  channel: string | undefined
+  /** Present where commits land out of stamp order. */
+  order: LogOrder | undefined
+  /** Called once per committed write of this process (the hub's message counts). */
+  onWritten(kind: MessageKind): void
+}
+
+const MAX_BATCH = 200
+
+/** The bus event of a written record. */
+export function messageEvent (kind: MessageKind, record: NotificationRecord | CommandRecord): MessageEvent {
+  const { id, deviceId, networkId, deviceTypeId } = record
+  const name = 'notification' in record ? record.notification : record.command
+  return { kind, id, deviceId, networkId, deviceTypeId, name, record }
+}
+
+/**
+ * @example
+ * const log = createMessageLog({ store, bus, clock, channel: undefined, order: undefined, onWritten: () => {} })
+ * const row = await log.append({ kind: 'notification', input })
+ */
+export function createMessageLog (options: MessageLogOptions): MessageLog {
+  const { store, bus, clock, channel, order, onWritten } = options
+
+  /** Publishes inside `tx` (fires at its commit) and counts the write once it committed. */
+  const publish = async (event: BusEvent & MessageEvent, tx: Store): Promise<void> => {
+    await bus.publish(event, tx)
+    tx.afterCommit(() => onWritten(event.kind))
+  }
+
+  /** A write that rode its statement: committed with it (or with `tx`). */
+  const rode = (event: MessageEvent, tx: Store | undefined): void => {
+    const done = (): void => {
+      order?.written(event)
+      onWritten(event.kind)
+    }
+    if (tx === undefined) done()
+    else tx.afterCommit(done)
+  }
+
+  const combiner = createWriteCombiner((batch: NewNotification[]) => store.transaction(async (tx) => {
+    const inserted = await tx.notifications.insertMany(batch, clock.now())
+    for (const row of inserted) await publish(messageEvent('notification', row), tx)
+    return inserted
+  }), { maxBatch: MAX_BATCH })
+
+  /** Writes the row in `target`, riding `ring` when given. */
+  const write = (target: Store, w: LogWrite, ring: { channel: string } | undefined): Promise<NotificationRecord | CommandRecord | undefined> => {
+    const now = clock.now()
+    if (w.kind === 'notification') return target.notifications.insert(w.input, now, ring)
+    if (w.kind === 'command') return target.commands.insert(w.input, now, ring)
+    return target.commands.update(w.deviceId, w.id, w.patch, now, ring)
+  }
+
+  const append = async (w: LogWrite, tx?: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
+    const target = tx ?? store
+    if (channel !== undefined && target.dialect === 'postgres') {
+      const record = await write(target, w, { channel })
+      if (record !== undefined) rode(messageEvent(w.kind, record), tx)
+      return record
+    }
+    if (tx === undefined && w.kind === 'notification') return combiner.write(w.input)
+    const inTx = async (t: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
+      const record = await write(t, w, undefined)
+      if (record !== undefined) await publish(messageEvent(w.kind, record), t)
+      return record
+    }
+    return tx !== undefined ? inTx(tx) : store.transaction(inTx)
+  }
+
+  return {
+    append: append as MessageLog['append'],
+    mark: () => order?.mark(),
+    caughtUp: () => order === undefined ? Promise.resolve() : order.caughtUp(),
+    newestFor: (kind, deviceId) => order === undefined ? Number.POSITIVE_INFINITY : order.newestFor(kind, deviceId)
+  }
+}
+
+/**
+ * The NOTIFY channel a write statement of `store` can send `bus`'s events on: a bus that rides
+ * PostgreSQL statements (the PostgreSQL doorbell) names it as `notifyChannel`. Undefined: writers
+ * publish on the bus.
+ */
+export function statementChannel (bus: Bus, store: Store): string | undefined {
+  const channel = (bus as { readonly notifyChannel?: unknown }).notifyChannel
+  return store.dialect === 'postgres' && typeof channel === 'string' ? channel : undefined
+}

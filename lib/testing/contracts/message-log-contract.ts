@@ -1,0 +1,150 @@
+/**
+ * The contract of the message log (`hub.log`): one write path for both kinds that announces every
+ * committed write once on the bus, and a mark below which a reader of the feed finds everything
+ * committed, so that a reader resuming from its cursor loses and repeats nothing, whatever the
+ * concurrency of the writers. Runner-neutral: each check is a named async function that throws
+ * (node:assert/strict). Every check opens its own log and closes it.
+ *
+ * @example
+ * import { messageLogContract } from 'devicehub/testing'
+ * for (const [name, check] of Object.entries(messageLogContract)) {
+ *   test(name, () => check({ open: async () => { const hub = await createDeviceHub({ store, admin }); return { ...hub, close: () => hub.close() } } }))
+ * }
+ */
+import assert from 'node:assert/strict'
+import type { CommandRecord } from '../../core/commands/command-ports.js'
+import type { Store } from '../../core/ports.js'
+import type { Bus, MessageEvent } from '../../core/realtime/bus.js'
+import type { FeedPosition } from '../../core/realtime/message-feed.js'
+import type { MessageLog } from '../../core/realtime/message-log.js'
+
+/** One open log: the log, the store it writes to, the bus its events reach listeners on (in log order). */
+export interface OpenMessageLog {
+  log: MessageLog
+  store: Store
+  bus: Bus
+  close(): Promise<void>
+}
+
+export interface MessageLogContractSubject {
+  /** A log over a fresh, migrated store (each check opens its own). */
+  open(): Promise<OpenMessageLog>
+}
+
+export type MessageLogCheck = (subject: MessageLogContractSubject) => Promise<void>
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+const SCOPE = { networkIds: 'all', deviceTypeIds: 'all' } as const
+
+function notification (deviceId: string, name: string): { kind: 'notification', input: { notification: string, deviceId: string, networkId: number, deviceTypeId: number, parameters: null } } {
+  return { kind: 'notification', input: { notification: name, deviceId, networkId: 1, deviceTypeId: 1, parameters: null } }
+}
+
+/** Opens a log with devices `log-dev` and `feed-dev-0..3` in network 1 and device type 1 (reads join the device). */
+async function withLog (subject: MessageLogContractSubject, check: (open: OpenMessageLog, events: MessageEvent[]) => Promise<void>): Promise<void> {
+  const open = await subject.open()
+  for (const id of ['log-dev', 'feed-dev-0', 'feed-dev-1', 'feed-dev-2', 'feed-dev-3']) {
+    await open.store.devices.insert({ id, name: id, data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  }
+  const events: MessageEvent[] = []
+  const off = open.bus.subscribe((event) => { if (event.kind === 'notification' || event.kind === 'command' || event.kind === 'command-update') events.push(event) })
+  try {
+    await check(open, events)
+  } finally {
+    off()
+    await open.close()
+  }
+}
+
+async function until (condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000
+  while (!condition()) {
+    if (Date.now() > deadline) throw new assert.AssertionError({ message: `timed out waiting for ${what}` })
+    await sleep(5)
+  }
+}
+
+/** Where a feed reader may read up to: the log's mark, else the store's position (commits follow stamps). */
+async function readerMark (open: OpenMessageLog): Promise<FeedPosition> {
+  await open.log.caughtUp()
+  const mark = open.log.mark()
+  return mark === undefined ? open.store.feed.position() : { notification: mark.notification, command: mark.command, update: mark.clock }
+}
+
+export const messageLogContract: Record<string, MessageLogCheck> = {
+  async 'append writes both kinds and announces each committed write once, with its record' (subject) {
+    await withLog(subject, async ({ log }, events) => {
+      const n = await log.append(notification('log-dev', 'temperature'))
+      const c = await log.append({
+        kind: 'command',
+        input: { command: 'reboot', deviceId: 'log-dev', networkId: 1, deviceTypeId: 1, userId: null, parameters: null, lifetime: null, status: null, result: null }
+      })
+      const u = await log.append({ kind: 'command-update', deviceId: 'log-dev', id: c.id, patch: { status: 'done' } }) as CommandRecord
+      assert.equal(u.status, 'done')
+      assert.ok(u.lastUpdated > c.stamp, 'an update is stamped after its insert')
+      await until(() => events.length >= 3, 'three events')
+      await sleep(50)
+      assert.deepEqual(events.map((e) => [e.kind, e.id]), [['notification', n.id], ['command', c.id], ['command-update', c.id]])
+      assert.equal(events[0]!.name, 'temperature')
+      const missing = await log.append({ kind: 'command-update', deviceId: 'log-dev', id: c.id + 1000, patch: { status: 'x' } })
+      assert.equal(missing, undefined, 'an update of a command that is not there writes nothing')
+      await sleep(50)
+      assert.equal(events.length, 3, 'and announces nothing')
+    })
+  },
+
+  async 'append inside a transaction follows it: nothing on rollback' (subject) {
+    await withLog(subject, async ({ log, store }, events) => {
+      await store.transaction(async (tx) => {
+        await log.append(notification('log-dev', '$device-add'), tx)
+        throw new Error('roll back')
+      }).catch(() => undefined)
+      const kept = await store.transaction((tx) => log.append(notification('log-dev', '$device-add'), tx))
+      await until(() => events.length >= 1, 'the committed event')
+      await sleep(50)
+      assert.deepEqual(events.map((e) => e.id), [kept.id], 'only the committed write is announced')
+      const rows = await store.notifications.query({ scope: SCOPE, deviceIds: ['log-dev'], sortField: 'timestamp' })
+      assert.deepEqual(rows.map((r) => r.id), [kept.id], 'the rolled-back row is gone')
+    })
+  },
+
+  async 'concurrent appends: stamps and ids grow together, one event each' (subject) {
+    await withLog(subject, async ({ log }, events) => {
+      const rows = await Promise.all(Array.from({ length: 200 }, (_, i) => log.append(notification(`feed-dev-${i % 4}`, `n${i}`))))
+      const sorted = [...rows].sort((a, b) => a.id - b.id)
+      for (let i = 1; i < sorted.length; i++) assert.ok(sorted[i]!.stamp > sorted[i - 1]!.stamp, `stamps follow ids at ${sorted[i]!.id}`)
+      await until(() => events.length >= rows.length, 'one event per append')
+      assert.deepEqual(events.map((e) => e.id).sort((a, b) => a - b), sorted.map((r) => r.id))
+    })
+  },
+
+  async 'a feed reader that reads up to the mark gets every id once under concurrent writers' (subject) {
+    await withLog(subject, async (open) => {
+      const { log, store } = open
+      let total: number | undefined
+      const writers = Array.from({ length: 8 }, async (_, w) => {
+        const ids: number[] = []
+        for (let i = 0; i < 40; i++) ids.push((await log.append(notification(`feed-dev-${w % 4}`, `w${w}-${i}`))).id)
+        return ids
+      })
+      const written = Promise.all(writers).then((lists) => { total = lists.flat().length; return lists.flat() })
+      const seen: number[] = []
+      let after = 0
+      // As plugin delivery reads: strictly after the cursor, up to the mark, never past it.
+      const deadline = Date.now() + 30_000
+      while (total === undefined || seen.length < total) {
+        if (Date.now() > deadline) throw new assert.AssertionError({ message: `read ${seen.length} of ${total ?? '?'} ids in 30 s` })
+        const mark = await readerMark(open)
+        const page = await store.feed.notifications({ selector: { scope: SCOPE }, after, upTo: mark.notification, limit: 50 })
+        for (const row of page) {
+          assert.ok(row.id > after && row.id <= mark.notification, `read ${row.id} outside (${after}, ${mark.notification}]`)
+          seen.push(row.id)
+        }
+        after = page.length === 50 ? page[page.length - 1]!.id : mark.notification
+        if (page.length < 50) await sleep(2)
+      }
+      const ids = (await written).sort((a, b) => a - b)
+      assert.deepEqual([...seen].sort((a, b) => a - b), ids, 'every written id read exactly once')
+    })
+  }
+}
