@@ -137,7 +137,7 @@ t.test('the circle finder finds circles', async (t) => {
 
 // Module-level mutable state shared by every hub or app in the process. A hub, app or store
 // owns its state (a field, a Fastify decorator); these are memo caches of immutable values
-// (commented where they are declared), or state the realtime redesign replaces.
+// (commented where they are declared).
 const MODULE_STATE_ALLOWED: Record<string, string> = {
   'http/validation.ts validators': 'memo: compiled validators by schema text',
   'http/validation.ts serializers': 'memo: compiled serializers by schema text',
@@ -145,11 +145,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'store/dialects/sqlite-driver.ts loaded': 'memo: the loaded driver module',
   'core/auth/token-id.ts ids': 'memo: the id of an immutable token payload',
   'core/auth/actions.ts expanded': 'memo: the expansion of an immutable claim',
-  'core/plugins/plugin-filter.ts parsedFilters': 'memo: a parsed filter text (bounded)',
-  // Issue #24: the router becomes the hub's, and message writes go through the message log port.
-  'core/realtime/dispatcher.ts dispatchers': 'realtime redesign',
-  'core/realtime/message-stream.ts resyncReads': 'realtime redesign',
-  'core/notifications/record-notification.ts combiners': 'realtime redesign (the one append path)'
+  'core/plugins/plugin-filter.ts parsedFilters': 'memo: a parsed filter text (bounded)'
 }
 
 t.test('no module-level mutable registries in lib/', async (t) => {
