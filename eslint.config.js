@@ -15,5 +15,11 @@ export default tseslint.config(
         patterns: [{ regex: '^(fs|path|http|https|crypto|os|url|util|events|child_process|net|stream|timers|assert|readline)(/.*)?$', message: 'Use the node: prefix.' }]
       }]
     }
+  },
+  {
+    // packages/sqlite-node20: the CommonJS shim Node 20 requires (see its index.cjs).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' }
   }
 )
