@@ -5,14 +5,11 @@
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# On Node 22+ the SQLite driver is better-sqlite3 13, whose binaries are inside the package;
-# better-sqlite3-node20 (the Node 20 driver) is never loaded here, so its scripts are skipped.
-# The toolchain is only the fallback should no prebuilt binary fit.
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3 make g++ \
-  && rm -rf /var/lib/apt/lists/*
+# On Node 22+ the SQLite driver is Node's own node:sqlite: no native module, no compiler. npm
+# skips devicehub-sqlite-node20 (the Node 20 driver, a native addon) here by its engines.
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts && npm rebuild better-sqlite3 esbuild
+COPY packages packages
+RUN npm ci --ignore-scripts && npm rebuild esbuild
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib lib
 COPY bin bin
@@ -23,7 +20,7 @@ COPY console console
 RUN npm run build \
   && npm prune --omit=dev \
   && npm install --omit=dev --no-save --ignore-scripts pg@^8.11.0 \
-  && node -e "require('better-sqlite3')(':memory:').prepare('select 1').get()"
+  && node --input-type=module -e "import { openSqliteStore } from './dist/lib/store/dialects/sqlite.js'; await (await openSqliteStore(':memory:')).close()"
 
 FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \

@@ -5,6 +5,7 @@
 import type { KyselyStore } from './kysely-store.js'
 import type { Durability } from './durability.js'
 import { openSqliteStore } from './dialects/sqlite.js'
+import { sqliteErrorCode } from './dialects/sqlite-driver.js'
 import { lockDatabaseFile } from './file-lock.js'
 import { checkStoreLocation } from './location-check.js'
 
@@ -60,7 +61,7 @@ export async function openStore (location: string, options: OpenStoreOptions = {
     })
   } catch (error) {
     lock?.release()
-    if ((error as { code?: unknown }).code === 'SQLITE_NOTADB') {
+    if (sqliteErrorCode(error) === 'SQLITE_NOTADB') {
       throw new Error(`${location} is not a SQLite database: give the path of a devicehub database, or of a new file`, { cause: error })
     }
     throw error

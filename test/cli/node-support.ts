@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import type { Test } from 'tap'
-import { SUPPORTED_NODE_MAJORS, unsupportedNodeMessage } from '../../lib/cli/node-support.js'
+import { FIRST_SUPPORTED_MINOR, SUPPORTED_NODE_MAJORS, unsupportedNodeMessage } from '../../lib/cli/node-support.js'
 import { ROOT } from '../fixtures/cli.js'
 
 interface Run { code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }
@@ -22,21 +22,21 @@ function assertRefused (t: Test, result: Run, version: string): void {
   t.equal(result.signal, null, 'no native crash')
   t.equal(result.code, 1, 'exit code 1')
   t.equal(result.stdout, '', 'nothing on stdout')
-  t.equal(result.stderr, `devicehub: Node.js ${version} is not supported; use Node.js 20, 22, 24 or 26\n`, 'one clear line')
+  t.equal(result.stderr, `devicehub: Node.js ${version} is not supported; use Node.js 20, 22.13+, 24 or 26\n`, 'one clear line')
 }
 
 t.test('the supported lines are the even ones CI runs; everything else is refused by name', async (t) => {
   t.same(SUPPORTED_NODE_MAJORS, [20, 22, 24, 26])
-  for (const version of ['20.20.2', '22.23.3', '24.21.0', '26.10.0']) t.equal(unsupportedNodeMessage(version), undefined, version)
-  for (const version of ['18.20.8', '19.9.0', '21.7.3', '23.11.1', '25.9.0', '27.0.0']) {
-    t.equal(unsupportedNodeMessage(version), `devicehub: Node.js ${version} is not supported; use Node.js 20, 22, 24 or 26`, version)
+  for (const version of ['20.0.0', '20.20.2', '22.13.0', '22.23.3', '24.21.0', '26.10.0']) t.equal(unsupportedNodeMessage(version), undefined, version)
+  for (const version of ['18.20.8', '19.9.0', '21.7.3', '22.12.0', '23.11.1', '25.9.0', '27.0.0']) {
+    t.equal(unsupportedNodeMessage(version), `devicehub: Node.js ${version} is not supported; use Node.js 20, 22.13+, 24 or 26`, version)
   }
   t.equal(unsupportedNodeMessage(), undefined, `this Node.js (${process.versions.node}) is supported`)
 })
 
 t.test('package.json engines names exactly the supported lines', async (t) => {
   const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node
-  t.equal(engines, SUPPORTED_NODE_MAJORS.map((major) => `^${major}.0.0`).join(' || '))
+  t.equal(engines, SUPPORTED_NODE_MAJORS.map((major) => `^${major}.${FIRST_SUPPORTED_MINOR[major] ?? 0}.0`).join(' || '))
 })
 
 t.test('the CLI on an unsupported Node.js prints one line and exits 1 before loading anything', async (t) => {

@@ -1,7 +1,7 @@
 /**
- * SQLite through better-sqlite3: WAL (for files), foreign keys on, a busy timeout, and the
- * migrations run on open. `:memory:` gives a private in-memory database. The driver's major
- * version follows the Node.js line (`sqlite-driver.ts`).
+ * SQLite (node:sqlite; better-sqlite3 on Node 20: `sqlite-driver.ts`): WAL (for files), foreign
+ * keys on, a busy timeout, and the migrations run on open. `:memory:` gives a private in-memory
+ * database.
  */
 import { Kysely, SqliteDialect } from 'kysely'
 import type { Durability } from '../durability.js'
@@ -10,14 +10,14 @@ import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
 import { migrateToLatest, sqliteMigrationDialect } from '../migrations/index.js'
-import { loadSqliteDriver } from './sqlite-driver.js'
+import { openSqliteConnection, sqliteErrorCode } from './sqlite-driver.js'
 import { cachingDatabase } from './statement-cache.js'
 
 export const sqliteDialect: StoreDialect = {
   name: 'sqlite',
   migrations: sqliteMigrationDialect,
   classifyError (error) {
-    const code = (error as { code?: unknown } | null)?.code
+    const code = sqliteErrorCode(error)
     if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return 'unique'
     if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return 'foreign-key'
     return undefined
@@ -39,15 +39,14 @@ export interface SqliteStoreOptions {
  * const memory = await openSqliteStore(':memory:')
  */
 export async function openSqliteStore (path: string, options: SqliteStoreOptions = {}): Promise<KyselyStore> {
-  const Database = loadSqliteDriver()
-  const database = new Database(path)
+  const database = openSqliteConnection(path)
   try {
-    if (path !== ':memory:' && path !== '') database.pragma('journal_mode = WAL')
-    database.pragma('foreign_keys = ON')
-    database.pragma('busy_timeout = 5000')
-    database.pragma(`synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`)
+    if (path !== ':memory:' && path !== '') database.exec('PRAGMA journal_mode = WAL')
+    database.exec('PRAGMA foreign_keys = ON')
+    database.exec('PRAGMA busy_timeout = 5000')
+    database.exec(`PRAGMA synchronous = ${options.durability === 'full' ? 'FULL' : 'NORMAL'}`)
     // Spec §1.7: `namePattern` / `loginPattern` are case-sensitive LIKE patterns, as on PostgreSQL.
-    database.pragma('case_sensitive_like = ON')
+    database.exec('PRAGMA case_sensitive_like = ON')
   } catch (error) {
     database.close()
     throw error
