@@ -248,6 +248,8 @@ if (!existsSync(CHROMIUM)) {
       t.equal((await rest(server, admin, 'GET', `/user/${userId}`)).body.allDeviceTypesAvailable, false, 'all device types: off after confirming')
       await page.getByLabel('Valve', { exact: true }).click()
       const typeDialog = page.getByRole('dialog', { name: 'Assign device type Valve to user assignee?' })
+      // Escape before the dialog is open would dismiss nothing, and the dialog would then block the next click.
+      await typeDialog.waitFor()
       await page.keyboard.press('Escape')
       await typeDialog.waitFor({ state: 'detached' })
       t.same((await rest(server, admin, 'GET', `/user/${userId}/devicetype`)).body, [], 'Escape dismisses: no type assigned')
