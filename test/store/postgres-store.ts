@@ -6,9 +6,8 @@ import { openPostgresStore, postgresDialect } from '../../lib/store/dialects/pos
 import type { Test } from 'tap'
 import { storeContract } from '../../lib/testing/contracts/store-contract.js'
 import { runContract } from '../fixtures/contract.js'
-import { dropSchema, testPostgresUrl, uniqueSchemaName } from '../fixtures/store.js'
-
-const url = testPostgresUrl()
+import { postgresTest } from '../fixtures/pg-database.js'
+import { dropSchema, uniqueSchemaName } from '../fixtures/store.js'
 
 t.test('classifyError maps SQLSTATEs', async (t) => {
   t.equal(postgresDialect.classifyError({ code: '23505' }), 'unique')
@@ -24,9 +23,7 @@ t.test('a schema name must be a plain lower-case identifier', async (t) => {
   }
 })
 
-if (url === undefined) {
-  t.skip('DEVICEHUB_TEST_PG_URL not set: the PostgreSQL store contract did not run', () => {})
-} else {
+postgresTest('the PostgreSQL store', async (t, url) => {
   const open = async (t: Test, options: { migrate?: boolean } = {}) => {
     const schema = uniqueSchemaName()
     const store = await openPostgresStore(url, { schema, maxConnections: 4, ...options })
@@ -81,4 +78,4 @@ if (url === undefined) {
     t.ok(error instanceof DeviceHubError)
     t.equal((error as { constraint?: string }).constraint, 'foreign-key')
   })
-}
+})
