@@ -174,7 +174,7 @@ class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
 
   // Up to the log's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<CommandRecord[]> {
-    const upTo = this.ctx.log.mark()?.clock
+    const upTo = this.ctx.log.markNow()?.clock
     return this.ctx.store.commands.backlog({ ...this.selector, after, upTo, limit, updated: this.updated, now: this.ctx.clock.now() })
   }
 

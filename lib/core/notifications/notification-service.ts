@@ -154,7 +154,7 @@ class NotificationStream implements MessageStreamSpec<NotificationRecord, Notifi
 
   // Up to the log's mark when it keeps one: above it a row may sit past a hole still being written.
   readAfter (after: number, limit: number): Promise<NotificationRecord[]> {
-    return this.ctx.store.notifications.backlog({ ...this.selector, after, upTo: this.ctx.log.mark()?.clock, limit })
+    return this.ctx.store.notifications.backlog({ ...this.selector, after, upTo: this.ctx.log.markNow()?.clock, limit })
   }
 
   matches (n: NotificationRecord): boolean {

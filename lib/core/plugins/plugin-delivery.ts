@@ -22,8 +22,9 @@ import type { ServiceContext } from '../context.js'
 import type { NotificationRecord } from '../notifications/notification-ports.js'
 import type { DataScope } from '../ports.js'
 import type { BusEvent, MessageEvent, ResyncEvent } from '../realtime/bus.js'
-import type { FeedPosition } from '../realtime/message-feed.js'
-import { encodeFeedCursor } from '../realtime/message-feed.js'
+import type { RecordOf } from '../realtime/message-log.js'
+import type { LogCursor } from '../realtime/log-cursor.js'
+import { encodeLogCursor } from '../realtime/log-cursor.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
 import { nameSelected } from '../realtime/message-filter.js'
 import { UserStatus } from '../users/user-ports.js'
@@ -59,7 +60,7 @@ export interface PluginSubscribeOptions {
   /** Subscription group: connections with the same group share deliveries (round robin). */
   group?: string
   /** Resume after this position; undefined = only events committed from now on. */
-  after?: FeedPosition
+  after?: LogCursor
 }
 
 /** An authenticated connection of one plugin. */
@@ -103,7 +104,7 @@ interface PluginState {
 
 interface Activation {
   subscriptionId: number
-  position: Promise<FeedPosition>
+  position: Promise<LogCursor>
 }
 
 /**
@@ -116,25 +117,11 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   const { store, bus, log, logger } = ctx
 
   /**
-   * Where the feed stands, below which everything is committed: the log's mark where commits
-   * land out of draw order (PostgreSQL doorbell), else the store's position (commits follow the
-   * draw). Reads stop there and positions never pass it, so an id drawn but not yet committed is
-   * never skipped (issue #24).
+   * Where a new subscription or activation starts: the log's mark once it holds this process's
+   * acknowledged writes (at most a short wait), so a write answered before the call is not
+   * delivered as if it came after it.
    */
-  function feedPosition (): Promise<FeedPosition> {
-    const mark = log.mark()
-    if (mark === undefined) return store.feed.position()
-    return Promise.resolve({ notification: mark.notification, command: mark.command, update: mark.clock })
-  }
-  /**
-   * Where a new subscription or activation starts: the feed position once the mark holds this
-   * process's acknowledged writes (at most a short wait), so a write answered before the call is
-   * not delivered as if it came after it.
-   */
-  async function startPosition (): Promise<FeedPosition> {
-    await log.caughtUp()
-    return feedPosition()
-  }
+  const startPosition = (): Promise<LogCursor> => log.mark()
   const channels = new Map<number, Channel>()
   /** Feed positions of activations made by this instance, by plugin id. */
   const activations = new Map<number, Activation>()
@@ -160,7 +147,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   }
 
   /** Where the consumers of an activation start: the position taken when it was made. */
-  function activationStart (pluginId: number, subscriptionId: number): Promise<FeedPosition> {
+  function activationStart (pluginId: number, subscriptionId: number): Promise<LogCursor> {
     const known = activations.get(pluginId)
     if (known !== undefined && known.subscriptionId === subscriptionId) return known.position
     // Made by another instance: the best this one can do is now.
@@ -242,7 +229,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     private activation: number | null
     private cId = ''
 
-    constructor (readonly channel: Channel, readonly group: string | undefined, private position: FeedPosition, activation: number | null) {
+    constructor (readonly channel: Channel, readonly group: string | undefined, private position: LogCursor, activation: number | null) {
       this.activation = activation
     }
 
@@ -300,31 +287,21 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     private async pass (state: PluginState): Promise<boolean> {
       const { filter, selector } = state
       const start = this.position
-      // Where the feed stands: a kind read to its end moves past the rows that did not match,
-      // so a plugin whose filter rarely matches does not read the same rows again and again.
-      const mark = await feedPosition()
-      const [notifications, commands, updates] = await Promise.all([
-        // Bounded by the mark: above it a row may sit past an id still being written (taking it would
-        // skip that id), and the three reads are not one snapshot; what commits meanwhile waits for the next pass.
-        filter.kinds.has('notification') ? store.feed.notifications({ selector, after: start.notification, upTo: mark.notification, limit: PAGE }) : [],
-        filter.kinds.has('command') ? store.feed.commands({ selector, after: start.command, upTo: mark.command, limit: PAGE }) : [],
-        filter.kinds.has('command-update') ? store.feed.updates({ selector, after: start.update, upTo: mark.update, limit: PAGE }) : []
-      ])
-      // The same bound again, for a store that would not honour `upTo`: the position must never pass the mark.
-      const { items, complete } = mergeByCommit(
-        notifications.filter((n) => n.id <= mark.notification),
-        commands.filter((c) => c.id <= mark.command),
-        updates.filter((c) => c.lastUpdated <= mark.update)
-      )
-      let { notification, command, update } = start
+      // Bounded by the mark: above it a row may sit past a stamp still being written (taking it
+      // would skip that stamp); what commits meanwhile waits for the next pass.
+      const mark = await log.mark()
+      const read = <K extends PluginEventKind>(kind: K): Promise<Array<RecordOf<K>>> =>
+        filter.kinds.has(kind) ? log.readAfter(kind, selector, start, mark, PAGE) : Promise.resolve([])
+      const [notifications, commands, updates] = await Promise.all([read('notification'), read('command'), read('command-update')])
+      const { items, bound } = mergeByCommit(notifications, commands, updates)
+      let { notification, command } = start
       for (const item of items) {
         if (this.closed || this.members.length === 0) return false
         if (item.kind === 'notification') notification = item.record.id
         else if (item.kind === 'command') command = item.record.id
-        else update = (item.record as CommandRecord).lastUpdated
-        this.position = { notification, command, update }
+        this.position = { clock: item.key, notification, command }
         const member = this.members[this.next++ % this.members.length]!
-        const delivery: PluginDeliveryItem = { kind: item.kind, cursor: encodeFeedCursor(this.position), cId: this.cId }
+        const delivery: PluginDeliveryItem = { kind: item.kind, cursor: encodeLogCursor(this.position), cId: this.cId }
         if (item.kind === 'notification') delivery.notification = item.record as NotificationRecord
         else delivery.command = item.record as CommandRecord
         member.member.deliver(delivery)
@@ -332,12 +309,9 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         if (wait !== undefined) await wait
       }
       if (this.closed) return false
-      this.position = {
-        notification: complete[0] ? Math.max(notification, mark.notification) : notification,
-        command: complete[1] ? Math.max(command, mark.command) : command,
-        update: complete[2] ? Math.max(update, mark.update) : update
-      }
-      return !complete.every(Boolean)
+      // Everything up to the bound (the mark when no kind filled its page) was read and delivered.
+      this.position = bound === undefined ? mark : { clock: bound, notification, command }
+      return bound !== undefined
     }
   }
 
@@ -504,47 +478,28 @@ function mayMatch (filter: StoredPluginFilter, event: MessageEvent): boolean {
 interface FeedItem {
   kind: PluginEventKind
   record: NotificationRecord | CommandRecord
+  /** The item's stamp: its place in the log. */
   key: number
 }
 
 /**
- * Merges the three kinds, each already in commit order, into one sequence by their clock
- * stamps (server-assigned stamps follow commit order). When a kind filled its page, nothing
- * later than its last item is taken from the others yet, so the next pass cannot put an
- * earlier item after a later one. `complete[i]`: list i was read to its end and taken whole.
+ * Merges the three kinds, each read in stamp order, into one sequence by stamp (one clock stamps
+ * every message). When a kind filled its page, nothing after its last stamp is known of it yet:
+ * `bound` is the smallest such stamp, and only items at or below it are taken, so the next pass
+ * (reading after the bound) cannot put an earlier item after a later one. Undefined: no kind
+ * filled its page, everything up to the mark was taken.
  */
-function mergeByCommit (notifications: NotificationRecord[], commands: CommandRecord[], updates: CommandRecord[]): { items: FeedItem[], complete: boolean[] } {
+function mergeByCommit (notifications: NotificationRecord[], commands: CommandRecord[], updates: CommandRecord[]): { items: FeedItem[], bound: number | undefined } {
   const lists: FeedItem[][] = [
     notifications.map((record) => ({ kind: 'notification', record, key: record.stamp })),
     commands.map((record) => ({ kind: 'command', record, key: record.stamp })),
-    // An update never goes before the insert of its command, whatever timestamp a client gave.
-    updates.map((record) => ({ kind: 'command-update', record, key: Math.max(record.lastUpdated, record.stamp) }))
+    updates.map((record) => ({ kind: 'command-update', record, key: record.lastUpdated }))
   ]
-  const full = lists.map((list) => list.length === PAGE)
-  const complete = full.map((isFull) => !isFull)
-  let bound = Number.POSITIVE_INFINITY
-  lists.forEach((list, i) => {
-    if (full[i] && list.length > 0) bound = Math.min(bound, list[list.length - 1]!.key)
-  })
-  const heads = [0, 0, 0]
-  const items: FeedItem[] = []
-  for (;;) {
-    let pick = -1
-    for (let i = 0; i < 3; i++) {
-      const item = lists[i]![heads[i]!]
-      if (item === undefined) continue
-      if (pick === -1 || item.key < lists[pick]![heads[pick]!]!.key) pick = i
-    }
-    if (pick === -1) break
-    const item = lists[pick]![heads[pick]!]!
-    // Beyond the bound only full kinds continue (each in its own exact order): progress is sure.
-    if (item.key > bound && !full[pick]) {
-      lists[pick] = lists[pick]!.slice(0, heads[pick])
-      complete[pick] = false
-      continue
-    }
-    heads[pick]!++
-    items.push(item)
+  let bound: number | undefined
+  for (const list of lists) {
+    if (list.length === PAGE) bound = Math.min(bound ?? Number.POSITIVE_INFINITY, list[list.length - 1]!.key)
   }
-  return { items, complete }
+  const items = lists.flat().filter((item) => bound === undefined || item.key <= bound)
+  items.sort((a, b) => a.key - b.key)
+  return { items, bound }
 }

@@ -79,17 +79,6 @@ export interface DrawLink {
   nextXid: number
 }
 
-/**
- * Everything at or below it is committed (or never will be), and every later item will reach
- * the bus's listeners after this was read: `clock` is a stamp, `notification` and `command` the
- * largest ids.
- */
-export interface MessageMark {
-  clock: number
-  notification: number
-  command: number
-}
-
 export type BusListener = (event: BusEvent) => void
 
 export interface Bus {

@@ -12,7 +12,7 @@ import type { MessageLog } from './message-log.js'
  */
 export async function logHighWater (log: MessageLog, kind: 'notification' | 'command'): Promise<HighWater | undefined> {
   await log.caughtUp()
-  const mark = log.mark()
+  const mark = log.markNow()
   return mark === undefined ? undefined : { id: mark[kind], clock: mark.clock }
 }
 

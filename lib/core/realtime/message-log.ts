@@ -19,7 +19,9 @@ import type { NewNotification, NotificationRecord } from '../notifications/notif
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
 import { createWriteCombiner } from '../write-combiner.js'
-import type { Bus, BusEvent, MessageEvent, MessageKind, MessageMark } from './bus.js'
+import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
+import type { LogCursor } from './log-cursor.js'
+import type { MessageSelector } from './message-filter.js'
 
 /** One write to the log. */
 export type LogWrite =
@@ -34,7 +36,7 @@ export type Appended<W extends LogWrite> = W extends { kind: 'notification' } ? 
 /** The order a log keeps where commits land out of stamp order (ordered-doorbell.ts). */
 export interface LogOrder {
   /** Everything at or below it is committed; everything later reaches the listeners after it was read. */
-  mark(): MessageMark
+  mark(): LogCursor
   /** Resolves once this process's acknowledged writes are at or below the mark (or after a short cap). */
   caughtUp(): Promise<void>
   /** The newest stamp released for `deviceId` of `kind` (or the stamp below which nothing is known per device). */
@@ -43,6 +45,9 @@ export interface LogOrder {
   written(event: MessageEvent): void
 }
 
+/** The record of a kind. */
+export type RecordOf<K extends MessageKind> = K extends 'notification' ? NotificationRecord : CommandRecord
+
 export interface MessageLog {
   /**
    * Writes and announces a message; inside `tx` when given (the row and its event follow that
@@ -50,17 +55,37 @@ export interface MessageLog {
    */
   append<W extends LogWrite>(write: W, tx?: Store): Promise<Appended<W>>
   /**
-   * Where a reader stands now: items at or below it are in the store, later ones reach the bus's
-   * listeners after it. Undefined where commits follow stamps (read the store's high-water mark).
+   * Where a new reader stands: everything at or below it is in the store, everything later
+   * reaches the bus's listeners after it was read. Taken once this process's acknowledged writes
+   * are in it (a client that wrote and then reads finds its write below it).
+   *
+   * @example
+   * const upTo = await log.mark()
+   * const page = await log.readAfter('notification', selector, cursor, upTo, 100)
    */
-  mark(): MessageMark | undefined
-  /** Resolves once this process's acknowledged writes are in the mark (at once where there is no mark). */
-  caughtUp(): Promise<void>
+  mark(): Promise<LogCursor>
+  /**
+   * Messages of `kind` after `after` and at or below `upTo` (a mark), oldest first, at most
+   * `limit`: inserts by stamp, updates by `lastUpdated` (each command's latest update).
+   */
+  readAfter<K extends MessageKind>(kind: K, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number): Promise<Array<RecordOf<K>>>
   /**
    * The newest stamp released for `deviceId` of `kind`; a one-device reader whose cursor is at or
    * past it has nothing to read up to the mark. Infinity where the log does not know.
    */
   newestFor(kind: MessageKind, deviceId: string): number
+  /**
+   * The mark as it stands, without waiting; undefined where commits follow stamps.
+   *
+   * @deprecated streams move to `mark()` and `readAfter` (#24); then this goes.
+   */
+  markNow(): LogCursor | undefined
+  /**
+   * Resolves once this process's acknowledged writes are in the mark.
+   *
+   * @deprecated folded into `mark()` (#24); then this goes.
+   */
+  caughtUp(): Promise<void>
 }
 
 export interface MessageLogOptions {
@@ -138,11 +163,25 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     return tx !== undefined ? inTx(tx) : store.transaction(inTx)
   }
 
+  const readAfter = (kind: MessageKind, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number): Promise<Array<NotificationRecord | CommandRecord>> => {
+    const query = { selector, after, upTo, limit }
+    if (kind === 'notification') return store.feed.notifications(query)
+    return kind === 'command' ? store.feed.commands(query) : store.feed.updates(query)
+  }
+
+  const caughtUp = (): Promise<void> => order === undefined ? Promise.resolve() : order.caughtUp()
+
   return {
     append: append as MessageLog['append'],
-    mark: () => order?.mark(),
-    caughtUp: () => order === undefined ? Promise.resolve() : order.caughtUp(),
-    newestFor: (kind, deviceId) => order === undefined ? Number.POSITIVE_INFINITY : order.newestFor(kind, deviceId)
+    async mark () {
+      if (order === undefined) return store.feed.position()
+      await order.caughtUp()
+      return order.mark()
+    },
+    readAfter: readAfter as MessageLog['readAfter'],
+    newestFor: (kind, deviceId) => order === undefined ? Number.POSITIVE_INFINITY : order.newestFor(kind, deviceId),
+    markNow: () => order?.mark(),
+    caughtUp
   }
 }
 

@@ -29,7 +29,8 @@
  */
 import type { Logger, StampOrder, Store } from '../ports.js'
 import { silentLogger } from '../ports.js'
-import type { Bus, BusEvent, MessageEvent, MessageKind, MessageMark } from './bus.js'
+import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
+import type { LogCursor } from './log-cursor.js'
 import { createListenerSet } from './listener-set.js'
 import type { LogOrder } from './message-log.js'
 
@@ -81,7 +82,7 @@ export async function createOrderedDoorbell (
   const listeners = createListenerSet((error) => { logger.error({ err: error }, 'doorbell listener failed') })
   /** Chained events waiting for their predecessor, by the stamp drawn before theirs. */
   const waiting = new Map<number, MessageEvent>()
-  let mark: MessageMark | undefined
+  let mark: LogCursor | undefined
   let syncing: Promise<void> | undefined
   let syncAgain = false
   let checkTimer: NodeJS.Timeout | undefined
@@ -119,9 +120,11 @@ export async function createOrderedDoorbell (
   const release = (event: MessageEvent): void => {
     const current = mark!
     remember(event, event.order!.stamp)
-    current.clock = event.order!.stamp
-    if (event.kind === 'notification' && event.id > current.notification) current.notification = event.id
-    if (event.kind === 'command' && event.id > current.command) current.command = event.id
+    mark = {
+      clock: event.order!.stamp,
+      notification: event.kind === 'notification' ? Math.max(event.id, current.notification) : current.notification,
+      command: event.kind === 'command' ? Math.max(event.id, current.command) : current.command
+    }
     listeners.deliver(event)
     resolveCaughtUp()
   }

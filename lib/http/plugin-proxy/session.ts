@@ -9,7 +9,7 @@ import type { PluginAuthentication } from '../../core/plugins/plugin-proxy-auth.
 import { ProxyMessages, ProxyRefusal, authenticatePluginToken } from '../../core/plugins/plugin-proxy-auth.js'
 import type { PluginTokenPayload } from '../../core/auth/jwt.js'
 import { PluginStatus } from '../../core/plugins/plugin-ports.js'
-import { decodeFeedCursor } from '../../core/realtime/message-feed.js'
+import { decodeLogCursor } from '../../core/realtime/log-cursor.js'
 import type { FrameQueue } from '../frame-queue.js'
 import { createFrameQueue } from '../frame-queue.js'
 import type { InboundFrame } from '../inbound-frame.js'
@@ -137,7 +137,7 @@ export function createProxySession (hub: DeviceHub, transport: ProxySessionTrans
       const group = sg === undefined || sg === null || sg === '' ? undefined : String(sg)
       let after
       if (p.c !== undefined && p.c !== null) {
-        after = decodeFeedCursor(p.c)
+        after = decodeLogCursor(p.c)
         if (after === undefined) throw new ProxyRefusal(INVALID_CURSOR)
       }
       await bound.connection.subscribe({ group, after })

@@ -1,8 +1,8 @@
 /**
- * The message feed of core/realtime/message-feed.ts: reads by id and by update stamp, never past
- * `upTo` (the position the reader was handed). Ids are drawn before their rows commit: on
- * PostgreSQL a row above the doorbell's mark may sit past an id still being written, and a
- * reader that took it would move its position past that id for good (issue #24).
+ * The message feed of core/realtime/message-feed.ts: reads after a log cursor by the server's
+ * stamps, never past `upTo` (the mark the reader was handed). Stamps and ids are drawn before
+ * their rows commit: on PostgreSQL a row above the mark may sit past a stamp still being written,
+ * and a reader that took it would move its cursor past that stamp for good (issue #24).
  */
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
@@ -24,36 +24,38 @@ export function createMessageFeedRepository (db: Kysely<Database>): MessageFeedR
         ])
         .where('id', '=', 1)
         .executeTakeFirst()
-      return { notification: Number(row?.notification ?? 0), command: Number(row?.command ?? 0), update: Number(row?.last_ts ?? 0) }
+      return { notification: Number(row?.notification ?? 0), command: Number(row?.command ?? 0), clock: Number(row?.last_ts ?? 0) }
     },
 
     async notifications (q: FeedQuery) {
-      if (q.limit <= 0 || q.upTo <= q.after) return []
+      if (q.limit <= 0 || q.upTo.clock <= q.after.clock || q.upTo.notification <= q.after.notification) return []
       const rows = await messaging(db).selectFrom('notifications').selectAll()
         .where(selectorWhere(q.selector, 'notification'))
-        .where('id', '>', q.after)
-        .where('id', '<=', q.upTo)
-        .orderBy('id', 'asc').limit(q.limit).execute()
+        .where('clock_ts', '>', q.after.clock)
+        .where('clock_ts', '<=', q.upTo.clock)
+        .$if(q.after.notification > 0, (query) => query.where('id', '>', q.after.notification))
+        .orderBy('clock_ts', 'asc').orderBy('id', 'asc').limit(q.limit).execute()
       return rows.map(toNotificationRecord)
     },
 
     async commands (q: FeedQuery) {
-      if (q.limit <= 0 || q.upTo <= q.after) return []
+      if (q.limit <= 0 || q.upTo.clock <= q.after.clock || q.upTo.command <= q.after.command) return []
       const rows = await messaging(db).selectFrom('commands').selectAll()
         .where(selectorWhere(q.selector, 'command'))
-        .where('id', '>', q.after)
-        .where('id', '<=', q.upTo)
-        .orderBy('id', 'asc').limit(q.limit).execute()
+        .where('clock_ts', '>', q.after.clock)
+        .where('clock_ts', '<=', q.upTo.clock)
+        .$if(q.after.command > 0, (query) => query.where('id', '>', q.after.command))
+        .orderBy('clock_ts', 'asc').orderBy('id', 'asc').limit(q.limit).execute()
       return rows.map(toCommandRecord)
     },
 
     async updates (q: FeedQuery) {
-      if (q.limit <= 0 || q.upTo <= q.after) return []
+      if (q.limit <= 0 || q.upTo.clock <= q.after.clock) return []
       const rows = await messaging(db).selectFrom('commands').selectAll()
         .where(selectorWhere(q.selector, 'command'))
         .where('is_updated', '=', encodeBool(true))
-        .where('last_updated', '>', q.after)
-        .where('last_updated', '<=', q.upTo)
+        .where('last_updated', '>', q.after.clock)
+        .where('last_updated', '<=', q.upTo.clock)
         .orderBy('last_updated', 'asc').orderBy('id', 'asc').limit(q.limit).execute()
       return rows.map(toCommandRecord)
     }

@@ -15,7 +15,8 @@ import assert from 'node:assert/strict'
 import type { CommandRecord } from '../../core/commands/command-ports.js'
 import type { Store } from '../../core/ports.js'
 import type { Bus, MessageEvent } from '../../core/realtime/bus.js'
-import type { FeedPosition } from '../../core/realtime/message-feed.js'
+import type { LogCursor } from '../../core/realtime/log-cursor.js'
+import { LOG_ORIGIN } from '../../core/realtime/log-cursor.js'
 import type { MessageLog } from '../../core/realtime/message-log.js'
 
 /** One open log: the log, the store it writes to, the bus its events reach listeners on (in log order). */
@@ -62,13 +63,6 @@ async function until (condition: () => boolean, what: string): Promise<void> {
     if (Date.now() > deadline) throw new assert.AssertionError({ message: `timed out waiting for ${what}` })
     await sleep(5)
   }
-}
-
-/** Where a feed reader may read up to: the log's mark, else the store's position (commits follow stamps). */
-async function readerMark (open: OpenMessageLog): Promise<FeedPosition> {
-  await open.log.caughtUp()
-  const mark = open.log.mark()
-  return mark === undefined ? open.store.feed.position() : { notification: mark.notification, command: mark.command, update: mark.clock }
 }
 
 export const messageLogContract: Record<string, MessageLogCheck> = {
@@ -118,9 +112,9 @@ export const messageLogContract: Record<string, MessageLogCheck> = {
     })
   },
 
-  async 'a feed reader that reads up to the mark gets every id once under concurrent writers' (subject) {
+  async 'a reader that reads after its cursor up to the mark gets every id once under concurrent writers' (subject) {
     await withLog(subject, async (open) => {
-      const { log, store } = open
+      const { log } = open
       let total: number | undefined
       const writers = Array.from({ length: 8 }, async (_, w) => {
         const ids: number[] = []
@@ -129,18 +123,19 @@ export const messageLogContract: Record<string, MessageLogCheck> = {
       })
       const written = Promise.all(writers).then((lists) => { total = lists.flat().length; return lists.flat() })
       const seen: number[] = []
-      let after = 0
-      // As plugin delivery reads: strictly after the cursor, up to the mark, never past it.
+      let after: LogCursor = LOG_ORIGIN
+      // As every reader reads: strictly after the cursor, up to the mark, never past it.
       const deadline = Date.now() + 30_000
       while (total === undefined || seen.length < total) {
         if (Date.now() > deadline) throw new assert.AssertionError({ message: `read ${seen.length} of ${total ?? '?'} ids in 30 s` })
-        const mark = await readerMark(open)
-        const page = await store.feed.notifications({ selector: { scope: SCOPE }, after, upTo: mark.notification, limit: 50 })
+        const mark = await log.mark()
+        const page = await log.readAfter('notification', { scope: SCOPE }, after, mark, 50)
         for (const row of page) {
-          assert.ok(row.id > after && row.id <= mark.notification, `read ${row.id} outside (${after}, ${mark.notification}]`)
+          assert.ok(row.stamp > after.clock && row.stamp <= mark.clock, `read ${row.stamp} outside (${after.clock}, ${mark.clock}]`)
           seen.push(row.id)
         }
-        after = page.length === 50 ? page[page.length - 1]!.id : mark.notification
+        const last = page[page.length - 1]
+        after = page.length === 50 ? { ...after, clock: last!.stamp, notification: last!.id } : mark
         if (page.length < 50) await sleep(2)
       }
       const ids = (await written).sort((a, b) => a - b)

@@ -17,6 +17,8 @@ import { DeviceHubError, Messages } from '../../core/errors.js'
 import type { JsonObject, Store } from '../../core/ports.js'
 import { FULL_SCOPE } from '../../core/ports.js'
 import type { UserRecord } from '../../core/users/user-ports.js'
+import type { LogCursor } from '../../core/realtime/log-cursor.js'
+import { LOG_ORIGIN } from '../../core/realtime/log-cursor.js'
 import type { KyselyStore } from '../../store/kysely-store.js'
 
 /** What each check gets: a fresh, migrated, empty store of its own (the runner closes it). */
@@ -445,7 +447,7 @@ function messageAndSettingChecks (check: Register): void {
     assert.ok(second.stamp > first.stamp, 'stamps increase')
   })
 
-  check('feed: reads stop at upTo, the position a reader may trust (issue #24)', async ({ store }) => {
+  check('feed: reads after a cursor stop at upTo, the mark a reader may trust (issue #24)', async ({ store }) => {
     const networkId = await store.networks.insert({ name: 'feed-net', description: null })
     const deviceTypeId = await store.deviceTypes.insert({ name: 'feed-type', description: null })
     await store.devices.insert({ id: 'feed-dev', name: 'Feed', data: null, networkId, deviceTypeId, isBlocked: false })
@@ -462,19 +464,23 @@ function messageAndSettingChecks (check: Register): void {
     const limit = 10
 
     const position = await store.feed.position()
-    same(position, { notification: n[2]!.id, command: c[2]!.id, update: u[2]!.lastUpdated }, 'position: the newest id of each kind and the newest stamp')
-    // upTo is the position a reader was handed (the doorbell's mark): a row above it may sit past
-    // an id drawn earlier and not yet committed, so reading it would move the reader past that id.
-    same(ids(await store.feed.notifications({ selector, after: 0, upTo: n[1]!.id, limit })), ids(n.slice(0, 2)), 'notifications: up to upTo, inclusive')
-    same(ids(await store.feed.notifications({ selector, after: n[0]!.id, upTo: n[0]!.id, limit })), [], 'notifications: nothing when after = upTo')
-    same(ids(await store.feed.commands({ selector, after: 0, upTo: c[1]!.id, limit })), ids(c.slice(0, 2)), 'commands: up to upTo, inclusive')
-    same(ids(await store.feed.commands({ selector, after: c[1]!.id, upTo: c[0]!.id, limit })), [], 'commands: nothing when upTo is behind after')
-    same(ids(await store.feed.updates({ selector, after: 0, upTo: u[1]!.lastUpdated, limit })), ids(u.slice(0, 2)), 'updates: up to the upTo stamp, inclusive')
-    same(ids(await store.feed.updates({ selector, after: u[0]!.lastUpdated, upTo: u[2]!.lastUpdated - 1, limit })), ids(u.slice(1, 2)), 'updates: between after and upTo')
-    same(ids(await store.feed.notifications({ selector, after: 0, upTo: position.notification, limit })), ids(n), 'notifications: up to the position, all')
-    same(ids(await store.feed.commands({ selector, after: 0, upTo: position.command, limit })), ids(c), 'commands: up to the position, all')
-    same(ids(await store.feed.updates({ selector, after: 0, upTo: position.update, limit })), ids(u), 'updates: up to the position, all')
-    same(ids(await store.feed.notifications({ selector, after: 0, upTo: position.notification, limit: 2 })), ids(n.slice(0, 2)), 'limit still applies')
+    same(position, { clock: u[2]!.lastUpdated, notification: n[2]!.id, command: c[2]!.id }, 'position: the newest stamp and the newest id of each kind')
+    const at = (clock: number): LogCursor => ({ ...position, clock })
+    // upTo is the mark a reader was handed: a row above it may sit past a stamp drawn earlier and
+    // not yet committed, so reading it would move the reader past that stamp.
+    same(ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: at(n[1]!.stamp), limit })), ids(n.slice(0, 2)), 'notifications: up to upTo, inclusive')
+    same(ids(await store.feed.notifications({ selector, after: at(n[0]!.stamp), upTo: at(n[0]!.stamp), limit })), [], 'notifications: nothing when after = upTo')
+    same(ids(await store.feed.commands({ selector, after: LOG_ORIGIN, upTo: at(c[1]!.stamp), limit })), ids(c.slice(0, 2)), 'commands: up to upTo, inclusive')
+    same(ids(await store.feed.commands({ selector, after: at(c[1]!.stamp), upTo: at(c[0]!.stamp), limit })), [], 'commands: nothing when upTo is behind after')
+    same(ids(await store.feed.updates({ selector, after: LOG_ORIGIN, upTo: at(u[1]!.lastUpdated), limit })), ids(u.slice(0, 2)), 'updates: up to the upTo stamp, inclusive')
+    same(ids(await store.feed.updates({ selector, after: at(u[0]!.lastUpdated), upTo: at(u[2]!.lastUpdated - 1), limit })), ids(u.slice(1, 2)), 'updates: between after and upTo')
+    same(ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(n), 'notifications: up to the position, all')
+    same(ids(await store.feed.commands({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(c), 'commands: up to the position, all')
+    same(ids(await store.feed.updates({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(u), 'updates: up to the position, all')
+    same(ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: position, limit: 2 })), ids(n.slice(0, 2)), 'limit still applies')
+    // A cursor of an earlier version (plugins resume by id): ids it had are skipped whatever the clock.
+    same(ids(await store.feed.notifications({ selector, after: { clock: 0, notification: n[0]!.id, command: 0 }, upTo: position, limit })), ids(n.slice(1)), 'notifications: after the cursor\'s id')
+    same(ids(await store.feed.commands({ selector, after: { clock: 0, notification: 0, command: c[1]!.id }, upTo: position, limit })), ids(c.slice(2)), 'commands: after the cursor\'s id')
   })
 
   check('configuration: put creates then bumps, get, delete', async ({ store }) => {

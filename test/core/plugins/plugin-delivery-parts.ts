@@ -1,7 +1,7 @@
 /** The pure parts of plugin delivery: the stored filter as matched, and the feed cursor codec. */
 import t from 'tap'
 import { parseStoredFilter } from '../../../lib/core/plugins/plugin-filter.js'
-import { decodeFeedCursor, encodeFeedCursor } from '../../../lib/core/realtime/message-feed.js'
+import { decodeLogCursor, encodeLogCursor } from '../../../lib/core/realtime/log-cursor.js'
 
 t.test('parseStoredFilter reads every part of <kinds>/<networkIds>/<deviceTypeIds>/<deviceId>/<names>', async (t) => {
   const all = parseStoredFilter('*/*/*/*/*')
@@ -22,11 +22,11 @@ t.test('parseStoredFilter reads every part of <kinds>/<networkIds>/<deviceTypeId
 })
 
 t.test('feed cursors round-trip; anything else is refused', async (t) => {
-  const position = { notification: 12, command: 3, update: 1763820000123 }
-  t.equal(encodeFeedCursor(position), '12.3.1763820000123')
-  t.same(decodeFeedCursor('12.3.1763820000123'), position)
-  t.same(decodeFeedCursor('0.0.0'), { notification: 0, command: 0, update: 0 })
+  const position = { clock: 1763820000123, notification: 12, command: 3 }
+  t.equal(encodeLogCursor(position), '12.3.1763820000123')
+  t.same(decodeLogCursor('12.3.1763820000123'), position)
+  t.same(decodeLogCursor('0.0.0'), { clock: 0, notification: 0, command: 0 })
   for (const bad of ['', '1.2', '1.2.3.4', 'a.b.c', '-1.2.3', '1.2.3 ', '99999999999999999.0.0', 12, null, {}]) {
-    t.equal(decodeFeedCursor(bad), undefined, JSON.stringify(bad))
+    t.equal(decodeLogCursor(bad), undefined, JSON.stringify(bad))
   }
 })
