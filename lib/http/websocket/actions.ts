@@ -472,8 +472,14 @@ function withLenientPayloads (catalogue: Record<string, ActionHandler>): Record<
 /** The catalogue; `authenticate` lives in the session (it changes the session). */
 export const ACTIONS: Record<string, ActionHandler> = withLenientPayloads(CATALOGUE)
 
-function deviceFilter (frame: RequestFrame): { name?: string, namePattern?: string, networkId?: number, networkName?: string } {
-  return { ...namedFilter(frame), networkId: optionalInteger(frame, 'networkId'), networkName: optionalString(frame, 'networkName') }
+/** The device filters of `device/list` and `device/count`, with REST's `search` extension (name or id, any case). */
+function deviceFilter (frame: RequestFrame): { name?: string, namePattern?: string, networkId?: number, networkName?: string, search?: string } {
+  return {
+    ...namedFilter(frame),
+    networkId: optionalInteger(frame, 'networkId'),
+    networkName: optionalString(frame, 'networkName'),
+    search: optionalString(frame, 'search')
+  }
 }
 
 function userFilter (frame: RequestFrame): { login?: string, loginPattern?: string, role?: number, status?: number } {

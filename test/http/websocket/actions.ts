@@ -89,6 +89,10 @@ t.test('the catalogue: success fields and errors of every action', async (t) => 
     [{ action: 'device/list', sortField: 'name', take: 1 }, ok((r) => t.equal(r.devices.length, 1))],
     [{ action: 'device/list', sortField: 'id' }, err(400, 'Invalid request parameters')],
     [{ action: 'device/count', networkId: 1 }, ok((r) => t.equal(r.count, 2))],
+    // The REST `search` extension (name or id, any case) on the WebSocket lists too.
+    [{ action: 'device/list', search: device.toUpperCase().slice(2) }, ok((r) => t.same(r.devices.map((d: Frame) => d.id), [device]))],
+    [{ action: 'device/count', search: 'no-such-device-anywhere' }, ok((r) => t.equal(r.count, 0))],
+    [{ action: 'device/list', search: 'x'.repeat(129) }, err(400, 'The search text must be at most 128 characters.')],
     [{ action: 'device/delete', deviceId: 'ws-dev' }, ok(() => undefined)],
     [{ action: 'device/delete', deviceId: 'ws-dev' }, err(404, 'Device with such deviceId = ws-dev not found')],
 
