@@ -52,6 +52,8 @@ function build (
   const inTransaction = pending !== undefined
   // Inside a transaction, writes also clear the cache once the transaction commits.
   const afterCommit = pending === undefined ? undefined : (fn: () => void) => { pending.push(fn) }
+  // The dialect's own message writes, when it has them: one per handle (its combiners are per pool).
+  const writes = dialect.messageWrites?.(db)
   const store: KyselyStore = {
     db,
     dialect: dialect.name,
@@ -72,8 +74,8 @@ function build (
       cached: { findById: 'device' },
       reads: ['list', 'count']
     }, afterCommit),
-    commands: guardRepository(createCommandRepository(db, dialect.name), dialect),
-    notifications: guardRepository(createNotificationRepository(db, dialect.name), dialect),
+    commands: guardRepository(createCommandRepository(db, writes), dialect),
+    notifications: guardRepository(createNotificationRepository(db, writes), dialect),
     configuration: guardRepository(createConfigurationRepository(db), dialect),
     secrets: guardRepository(createSecretRepository(db), dialect),
     plugins: guardRepository(createPluginRepository(db), dialect),

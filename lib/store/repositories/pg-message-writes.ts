@@ -17,15 +17,17 @@
  */
 import type { Kysely, RawBuilder } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandPatch, CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
+import type { CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
 import type { NewNotification, NotificationRecord } from '../../core/notifications/notification-ports.js'
 import { batchClockReading } from '../../core/realtime/client-timestamp.js'
+import { createWriteCombiner } from '../../core/write-combiner.js'
 import { encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { toCommandRecord } from './commands.js'
 import type { CommandRow } from './commands.js'
 import { toNotificationRecord } from './notifications.js'
 import type { NotificationRow } from './notifications.js'
+import type { CommandUpdate, MessageWrites } from './message-writes.js'
 
 type DrawKind = 'notification' | 'command' | 'update'
 
@@ -139,12 +141,6 @@ export async function pgInsertCommands (db: Kysely<Database>, list: readonly New
   return result.rows.map(toCommandRecord)
 }
 
-export interface CommandUpdate {
-  deviceId: string
-  id: number
-  patch: CommandPatch
-}
-
 /**
  * Applies several updates (distinct ids) in one statement; `undefined` where the command does
  * not exist for that device.
@@ -178,4 +174,49 @@ export async function pgUpdateCommands (db: Kysely<Database>, list: readonly Com
     from ${chained('last_updated')} order by w.id`.execute(db)
   const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
+}
+
+interface Pending<T> {
+  value: T
+  now: number
+  ring: StoreRing | undefined
+}
+
+const sameRing = <T>(batch: ReadonlyArray<Pending<T>>, item: Pending<T>): boolean => batch[0]!.ring?.channel === item.ring?.channel
+const latest = <T>(batch: ReadonlyArray<Pending<T>>): number => Math.max(...batch.map((p) => p.now))
+
+/**
+ * The PostgreSQL dialect's message writes (`StoreDialect.messageWrites`): one statement each.
+ * Outside a transaction concurrent writes are combined into one statement per batch (group
+ * commit); inside one, each write is its own statement on the transaction's connection.
+ *
+ * @example
+ * const writes = createPgMessageWrites(db)
+ * const row = await writes.insertNotification(input, Date.now(), { channel: 'devicehub_events' })
+ */
+export function createPgMessageWrites (db: Kysely<Database>): MessageWrites {
+  if (db.isTransaction) {
+    return {
+      insertNotification: async (input, now, ring) => (await pgInsertNotifications(db, [input], now, ring))[0]!,
+      insertNotifications: (list, now, ring) => pgInsertNotifications(db, list, now, ring),
+      insertCommand: async (input, now, ring) => (await pgInsertCommands(db, [input], now, ring))[0]!,
+      updateCommand: async (update, now, ring) => (await pgUpdateCommands(db, [update], now, ring))[0]
+    }
+  }
+  const notifications = createWriteCombiner<Pending<NewNotification>, NotificationRecord>(
+    (batch) => pgInsertNotifications(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
+  const commands = createWriteCombiner<Pending<NewCommand>, CommandRecord>(
+    (batch) => pgInsertCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
+  const updates = createWriteCombiner<Pending<CommandUpdate>, CommandRecord | undefined>(
+    (batch) => pgUpdateCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    // One statement updates a row once: a second update of the same command waits for the next batch.
+    { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
+  return {
+    insertNotification: (input, now, ring) => notifications.write({ value: input, now, ring }),
+    insertNotifications: (list, now, ring) => pgInsertNotifications(db, list, now, ring),
+    insertCommand: (input, now, ring) => commands.write({ value: input, now, ring }),
+    updateCommand: (update, now, ring) => updates.write({ value: update, now, ring })
+  }
 }
