@@ -46,11 +46,6 @@ export interface Store {
   readonly presence: PresenceRepository
   /** Histories of deleted devices still to remove. */
   readonly purges: PurgeRepository
-  /**
-   * Present where message writes that ride the doorbell (`StoreRing`) commit out of stamp order
-   * (PostgreSQL): what ordered-doorbell.ts needs to put their events back in order.
-   */
-  readonly stampOrder?: StampOrder
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>
   /**
    * Runs `fn` once the surrounding transaction has committed (at once outside a transaction;
@@ -68,22 +63,6 @@ export interface Store {
    * function that stops it. Optional: a store without it reports no query latency.
    */
   observeQueries?(listener: QueryListener): () => void
-}
-
-/** Where the stamp draw stands: the last stamp and ids handed out, and the next transaction id after them. */
-export interface DrawHorizon {
-  stamp: number
-  notification: number
-  command: number
-  nextXid: number
-}
-
-/** The store side of ordered-doorbell.ts (see `DrawLink` in realtime/doorbell.ts). */
-export interface StampOrder {
-  /** The draw's current position, read atomically with respect to draws. */
-  horizon(): Promise<DrawHorizon>
-  /** Whether every transaction below `nextXid` has ended (so every stamp drawn before it is settled). */
-  settled(nextXid: number): Promise<boolean>
 }
 
 /** One completed store query: `operation` is select, insert, update, delete, raw or other. */

@@ -6,7 +6,6 @@ import type { Kysely, Transaction } from 'kysely'
 import type { Store } from '../core/ports.js'
 import type { Database } from './database.js'
 import type { StoreDialect } from './dialect.js'
-import { createStampOrder } from './repositories/stamp-order.js'
 import { guardRepository } from './errors.js'
 import type { ReadCache, ReadCacheOptions } from './read-cache.js'
 import { cachedRepository, createReadCache } from './read-cache.js'
@@ -83,7 +82,6 @@ function build (
     // Not cached and not a device write: presence changes every few seconds per device.
     presence: guardRepository(createPresenceRepository(db), dialect),
     purges: guardRepository(createPurgeRepository(db), dialect),
-    ...(dialect.name === 'postgres' ? { stampOrder: createStampOrder(db) } : {}),
     async transaction (fn) {
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)
