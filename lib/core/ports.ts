@@ -1,5 +1,5 @@
 /**
- * The seams of the core: what it needs from storage and from the realtime doorbell, in domain
+ * The seams of the core: what it needs from storage and from the realtime bus, in domain
  * terms only. The store never sees a token or a principal; services hand it a plain
  * {@link DataScope}. Each area keeps its repository interface next to its service.
  */
@@ -49,7 +49,7 @@ export interface Store {
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>
   /**
    * Runs `fn` once the surrounding transaction has committed (at once outside a transaction;
-   * never if it rolls back). The memory doorbell rings its doorbells this way.
+   * never if it rolls back). The memory bus delivers its events this way.
    */
   afterCommit(fn: () => void): void
   /**

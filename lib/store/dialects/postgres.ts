@@ -116,7 +116,7 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
     connectionString: url,
     types,
     max: options.maxConnections ?? 10,
-    // Named, so operators tell the store's pool from the doorbell's LISTEN connection in pg_stat_activity.
+    // Named, so operators tell the store's pool from the bus's LISTEN connection in pg_stat_activity.
     application_name: 'devicehub'
   }
   const settings: string[] = []

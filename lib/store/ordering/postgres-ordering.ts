@@ -11,7 +11,7 @@ import type { OrderedBusOptions } from './ordered-bus.js'
 import { createOrderedBus } from './ordered-bus.js'
 import { createStampOrder } from './stamp-order.js'
 
-/** A bus whose events PostgreSQL statements can send: the PostgreSQL doorbell (`createPostgresDoorbell`). */
+/** A bus whose events PostgreSQL statements can send: the PostgreSQL bus (`createPostgresDoorbell`). */
 export interface StatementBus extends Bus {
   /** The NOTIFY channel the bus listens on. */
   readonly notifyChannel: string

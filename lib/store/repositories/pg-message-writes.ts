@@ -1,6 +1,6 @@
 /**
  * Command and notification writes on PostgreSQL as ONE statement each, for a whole batch: the
- * stamp draw, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's doorbell
+ * stamp draw, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's bus
  * event. Sent outside a transaction it commits by itself: one round trip, and no lock is held
  * until commit (migration 0006). Input travels as arrays
  * (`unnest ... with ordinality`), so the statement text is the same for every batch size and
@@ -12,7 +12,7 @@
  * An item's timestamp is its stamp: a client's timestamp only feeds the clock's reading
  * (core/realtime/client-timestamp.ts, issue #23).
  *
- * The doorbell payload is built in SQL in the wire form of lib/doorbells/postgres-doorbell.ts
+ * The bus payload is built in SQL in the wire form of lib/doorbells/postgres-doorbell.ts
  * (`[kind, id, deviceId, networkId, deviceTypeId, name]`, a JSON array; its decoder accepts it).
  */
 import type { Kysely, RawBuilder } from 'kysely'
@@ -34,9 +34,9 @@ type DrawKind = 'notification' | 'command' | 'update'
 /**
  * `count` stamps (and ids, for inserts) from `devicehub_draw()` (migration 0006): prev, first_stamp,
  * first_id, next_xid. With a ring the write is not ordered by any lock held until commit: the
- * doorbell's events carry the draw chain and an ordering doorbell puts them back in stamp order.
- * Without a ring (a doorbell that does not ride the statement: one instance) the draw takes the
- * clock row's lock first, so those writes commit in stamp order.
+ * bus events carry the draw chain and the ordered bus (store/ordering/ordered-bus.ts) puts them
+ * back in stamp order. Without a ring (a bus that does not ride the statement: one instance) the
+ * draw takes the clock row's lock first, so those writes commit in stamp order.
  */
 function draw (kind: DrawKind, count: RawBuilder<unknown> | number, now: number, ring: StoreRing | undefined): RawBuilder<unknown> {
   return sql`select * from devicehub_draw(${kind}::text, (${count})::integer, ${now}::bigint, ${ring === undefined}::boolean)`
@@ -67,12 +67,12 @@ function chained (stamp: string): RawBuilder<unknown> {
   return sql`(select w.*, lag(${sql.ref(`w.${stamp}`)}) over (order by ${sql.ref(`w.${stamp}`)}) as chain_prev from w) as w cross join d`
 }
 
-/** A notification row as the core's NotificationRecord, in JSON (the doorbell's `record`). */
+/** A notification row as the core's NotificationRecord, in JSON (the bus event's `record`). */
 const NOTIFICATION_RECORD = sql`json_build_object('id', w.id, 'notification', w.notification, 'deviceId', w.device_id,
   'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'timestamp', coalesce(w.clock_ts, w.timestamp),
   'parameters', w.parameters::json, 'stamp', coalesce(w.clock_ts, w.timestamp))`
 
-/** A command row as the core's CommandRecord, in JSON (the doorbell's `record`). */
+/** A command row as the core's CommandRecord, in JSON (the bus event's `record`). */
 const COMMAND_RECORD = sql`json_build_object('id', w.id, 'command', w.command, 'deviceId', w.device_id,
   'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'userId', w.user_id, 'parameters', w.parameters::json,
   'lifetime', w.lifetime, 'status', w.status, 'result', w.result::json, 'timestamp', coalesce(w.clock_ts, w.timestamp),
