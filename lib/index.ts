@@ -3,7 +3,7 @@
  * driver loaded. Named exports only. The other entries, by concept:
  * - `devicehub/server`: `startServer()`, from nothing to a listening server in one call;
  * - `devicehub/fastify`: the Fastify app and plugins (`buildServer`, `devicehubPlugin`, `devicehubWebSocketPlugin`);
- * - `devicehub/postgres`: the PostgreSQL store and doorbell (needs the optional `pg`);
+ * - `devicehub/postgres`: the PostgreSQL store, its bus and the ordering of its log (needs the optional `pg`);
  * - `devicehub/testing`: the test rig and clients.
  * `openSqliteStore` stays here: SQLite is the default store, and its native driver loads only
  * when a store is opened.
@@ -34,6 +34,8 @@ export { createMemoryDoorbell } from './core/realtime/memory-doorbell.js'
 export type { PluginConnection, PluginDelivery, PluginDeliveryItem, PluginMember } from './core/plugins/plugin-delivery.js'
 export { LOG_ORIGIN, cursorAtClock, decodeLogCursor, encodeLogCursor } from './core/realtime/log-cursor.js'
 export type { LogCursor } from './core/realtime/log-cursor.js'
+export type { LogOrdering, OrderedLog } from './core/realtime/log-ordering.js'
+export type { LogOrder } from './core/realtime/message-log.js'
 export { iterateStream } from './core/realtime/message-stream.js'
 export type { MessageStream, StreamItem, StreamSink } from './core/realtime/message-stream.js'
 export type { SubscribeTargets } from './core/realtime/subscribe-scope.js'

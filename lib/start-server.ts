@@ -13,9 +13,11 @@ import { consolePath } from './http/console.js'
 import type { MetricsOptions } from './http/metrics.js'
 import type { PresenceSettings } from './core/presence/presence-service.js'
 import { createPostgresDoorbell } from './doorbells/postgres-doorbell.js'
-import type { Bus } from './core/realtime/bus.js'
+import type { LogOrdering } from './core/realtime/log-ordering.js'
+import type { PostgresDoorbell } from './doorbells/postgres-doorbell.js'
 import type { Durability } from './store/durability.js'
 import { isPostgresUrl, openStore } from './store/open-store.js'
+import { postgresOrdering } from './store/ordering/postgres-ordering.js'
 
 export interface StartServerOptions {
   /** SQLite file path, `:memory:` (default) or a `postgres://` URL. */
@@ -89,14 +91,20 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   const location = options.db ?? ':memory:'
   const store = await openStore(location, { lock: options.lockDatabase !== false, durability: options.durability })
   let hub: DeviceHub
-  let bus: Bus | undefined
+  let bus: PostgresDoorbell | undefined
+  let ordering: LogOrdering | undefined
   try {
     // Several instances over one PostgreSQL database wake each other's long polls through
-    // LISTEN/NOTIFY; one process on SQLite needs nothing more than the memory doorbell.
-    if (isPostgresUrl(location)) bus = await createPostgresDoorbell(location)
+    // LISTEN/NOTIFY, and their writes, which commit out of stamp order, are put back in order;
+    // one process on SQLite needs nothing more than the memory bus.
+    if (isPostgresUrl(location)) {
+      bus = await createPostgresDoorbell(location)
+      ordering = postgresOrdering(store, bus)
+    }
     hub = await createDeviceHub({
       store,
       bus,
+      ordering,
       jwtSecret: options.jwtSecret,
       jwtKeyDerivation: options.jwtKeyDerivation,
       admin: options.admin,

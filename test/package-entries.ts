@@ -76,7 +76,7 @@ t.test('the root entry loads no Fastify, no database driver, no WebSocket server
   t.same(modules.filter((url) => DRIVERS.test(url)), [], 'no database driver (SQLite\'s loads when a store opens)')
   t.same(modules.filter((url) => WEBSOCKET.test(url)), [], 'no ws')
   t.same(modules.filter((url) => /\/lib\/(http|doorbells|cli)\//.test(url)), [], 'no adapter module of devicehub')
-  for (const internal of ['buildServer', 'devicehubPlugin', 'startServer', 'openPostgresStore', 'createPostgresDoorbell', 'webSocketRegistry']) {
+  for (const internal of ['buildServer', 'devicehubPlugin', 'startServer', 'openPostgresStore', 'createPostgresDoorbell', 'postgresOrdering', 'webSocketRegistry']) {
     t.notOk(exports.includes(internal), `the root does not export ${internal}`)
   }
 })
@@ -88,10 +88,10 @@ t.test('devicehub/fastify loads Fastify (the probe sees it) and exports the plug
   t.same(exports, ['buildServer', 'devicehubPlugin', 'devicehubWebSocketPlugin'])
 })
 
-t.test('devicehub/postgres loads no Fastify and exports the store and the doorbell', async (t) => {
+t.test('devicehub/postgres loads no Fastify and exports the store, the bus and the ordering of the log', async (t) => {
   const { modules, exports } = await load('postgres')
   t.same(modules.filter((url) => FRAMEWORK.test(url)), [], 'no Fastify module')
-  t.same(exports, ['createPostgresDoorbell', 'openPostgresStore'])
+  t.same(exports, ['createPostgresDoorbell', 'openPostgresStore', 'postgresOrdering'])
 })
 
 t.test('devicehub/server exports startServer', async (t) => {

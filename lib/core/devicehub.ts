@@ -43,8 +43,8 @@ import type { Bus } from './realtime/bus.js'
 import { createWaiterRegistry } from './realtime/cancellation.js'
 import { createMemoryDoorbell } from './realtime/memory-doorbell.js'
 import type { MessageLog } from './realtime/message-log.js'
-import { createMessageLog, statementChannel } from './realtime/message-log.js'
-import { createOrderedDoorbell } from './realtime/ordered-doorbell.js'
+import { createMessageLog } from './realtime/message-log.js'
+import type { LogOrdering } from './realtime/log-ordering.js'
 import type { Router } from './realtime/router.js'
 import { createRouter } from './realtime/router.js'
 import type { RetentionPruner } from './realtime/retention.js'
@@ -57,10 +57,17 @@ import { createUserService } from './users/user-service.js'
 export interface DeviceHubOptions {
   store: Store
   /**
-   * The bus events travel on: defaults to the in-process memory doorbell; every instance over one
-   * PostgreSQL database needs the PostgreSQL doorbell (`createPostgresDoorbell`).
+   * The bus events travel on: defaults to the in-process memory bus; every instance over one
+   * PostgreSQL database needs the PostgreSQL bus (`createPostgresDoorbell`), with `ordering`.
    */
   bus?: Bus
+  /**
+   * Where the store's message writes ride `bus` and commit out of stamp order (PostgreSQL with
+   * its bus): the log's order, built by the dialect over the store and `bus`
+   * (`postgresOrdering(store, bus)` from `devicehub/postgres`). Without it writes publish on
+   * `bus` inside their transaction and the store's high-water mark is the mark.
+   */
+  ordering?: LogOrdering
   /** Tests only (D2): no setting shifts the clock of a running server. */
   clock?: Clock
   logger?: Logger
@@ -95,7 +102,7 @@ export interface DeviceHubOptions {
 
 export interface DeviceHub {
   readonly store: Store
-  /** The bus given (or the memory doorbell); listeners that need stamp order use `router`. */
+  /** The bus given (or the memory bus); listeners that need stamp order use `router`. */
   readonly bus: Bus
   /** The one write path of messages, and the mark readers take. */
   readonly log: MessageLog
@@ -121,7 +128,7 @@ export interface DeviceHub {
    * closed first. The HTTP adapter holds requests on it, so none is answered before then.
    */
   whenInitialised(): Promise<void>
-  /** Readiness: the store answers, the doorbell is connected, the hub is not closing. */
+  /** Readiness: the store answers, the bus is connected, the hub is not closing. */
   health(): Promise<HealthReport>
   /** Counters for monitoring (parked polls, messages written, retention). */
   readonly stats: HubStats
@@ -145,7 +152,7 @@ export interface DeviceHub {
   readonly purger: HistoryPurger
   /** Answers every pending long poll with `[]` now (before a server closes). Idempotent. */
   releaseWaiters(): void
-  /** Releases the waiters, stops the pruner, closes the doorbell and the store. Idempotent. */
+  /** Releases the waiters, stops the pruner, closes the bus and the store. Idempotent. */
   close(): Promise<void>
 }
 
@@ -163,6 +170,9 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   checkBootstrapOptions({ adminLogin: options.admin?.login, adminPassword: options.admin?.password })
   const clock = options.clock ?? systemClock
   const logger = options.logger ?? silentLogger
+  if (options.ordering !== undefined && options.bus === undefined) {
+    throw new Error('createDeviceHub: `ordering` orders the events of `bus`; give the bus it was built over')
+  }
   const bus = options.bus ?? createMemoryDoorbell()
   const limits: Limits = { maxTake: 10_000, ...options.limits }
   const lifetimes = { ...DEFAULT_TOKEN_LIFETIMES, ...options.tokenLifetimes }
@@ -176,17 +186,13 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     placeholder: { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
   })
   const waiters = createWaiterRegistry()
-  // Writes that ride the statement on PostgreSQL commit out of stamp order: their events are
-  // put back in order before any listener sees them, and the log's mark is kept there (ordered-doorbell.ts).
-  const channel = statementChannel(bus, store)
-  const ordered = store.stampOrder !== undefined && channel !== undefined
-    ? await createOrderedDoorbell(bus, store.stampOrder, { logger })
-    : undefined
-  const order = ordered === undefined ? undefined : () => ({ waiting: ordered.waiting, resyncs: ordered.resyncs })
-  const recorder = createStatsRecorder(() => waiters.size, order, auth.loginStats)
+  // Writes that ride the statement on PostgreSQL commit out of stamp order: the dialect's
+  // ordering puts their events back in order before any listener hears them, and keeps the mark.
+  const ordered = options.ordering === undefined ? undefined : await options.ordering({ logger })
+  const recorder = createStatsRecorder(() => waiters.size, ordered?.stats, auth.loginStats)
   // Listeners hear the bus in log order; writers append to the log.
-  const orderedBus = ordered ?? bus
-  const log = createMessageLog({ store, bus: orderedBus, clock, channel: ordered === undefined ? undefined : channel, order: ordered, onWritten: recorder.written })
+  const orderedBus = ordered?.bus ?? bus
+  const log = createMessageLog({ store, bus: orderedBus, clock, channel: ordered?.channel, order: ordered?.order, onWritten: recorder.written })
   const router = createRouter(orderedBus)
   const presence = createPresence({ store, log, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })

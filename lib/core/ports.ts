@@ -1,5 +1,5 @@
 /**
- * The seams of the core: what it needs from storage and from the realtime doorbell, in domain
+ * The seams of the core: what it needs from storage and from the realtime bus, in domain
  * terms only. The store never sees a token or a principal; services hand it a plain
  * {@link DataScope}. Each area keeps its repository interface next to its service.
  */
@@ -46,15 +46,10 @@ export interface Store {
   readonly presence: PresenceRepository
   /** Histories of deleted devices still to remove. */
   readonly purges: PurgeRepository
-  /**
-   * Present where message writes that ride the doorbell (`StoreRing`) commit out of stamp order
-   * (PostgreSQL): what ordered-doorbell.ts needs to put their events back in order.
-   */
-  readonly stampOrder?: StampOrder
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>
   /**
    * Runs `fn` once the surrounding transaction has committed (at once outside a transaction;
-   * never if it rolls back). The memory doorbell rings its doorbells this way.
+   * never if it rolls back). The memory bus delivers its events this way.
    */
   afterCommit(fn: () => void): void
   /**
@@ -68,22 +63,6 @@ export interface Store {
    * function that stops it. Optional: a store without it reports no query latency.
    */
   observeQueries?(listener: QueryListener): () => void
-}
-
-/** Where the stamp draw stands: the last stamp and ids handed out, and the next transaction id after them. */
-export interface DrawHorizon {
-  stamp: number
-  notification: number
-  command: number
-  nextXid: number
-}
-
-/** The store side of ordered-doorbell.ts (see `DrawLink` in realtime/doorbell.ts). */
-export interface StampOrder {
-  /** The draw's current position, read atomically with respect to draws. */
-  horizon(): Promise<DrawHorizon>
-  /** Whether every transaction below `nextXid` has ended (so every stamp drawn before it is settled). */
-  settled(nextXid: number): Promise<boolean>
 }
 
 /** One completed store query: `operation` is select, insert, update, delete, raw or other. */

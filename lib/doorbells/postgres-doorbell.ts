@@ -1,10 +1,11 @@
 /**
- * The cross-instance bus (the PostgreSQL doorbell): LISTEN/NOTIFY. Each instance holds ONE dedicated LISTEN
- * connection (a `pg.Client`, outside any pool). Writers send `pg_notify` inside their write
- * transaction (`tx.notify`), so the doorbell rings exactly at commit and never for a rolled-back
- * row; every instance (the writer's included) hears it on its LISTEN connection and wakes its
- * local listeners. After a lost connection the doorbell reconnects with exponential backoff and
- * wakes every listener with a `resync` event, because doorbells sent meanwhile are gone.
+ * The cross-instance bus on PostgreSQL: LISTEN/NOTIFY (`createPostgresDoorbell`, a name kept for the
+ * public API). Each instance holds ONE dedicated LISTEN connection (a `pg.Client`, outside any pool).
+ * Writers send `pg_notify` inside their write transaction (`tx.notify`), so the event fires exactly
+ * at commit and never for a rolled-back row; every instance (the writer's included) hears it on its
+ * LISTEN connection and wakes its local listeners. After a lost connection the bus reconnects with
+ * exponential backoff and wakes every listener with a `resync` event, because events sent meanwhile
+ * are gone.
  */
 import type * as PgModule from 'pg'
 import type { Client, Notification } from 'pg'
@@ -126,14 +127,14 @@ function isRecordOf (event: MessageEvent, record: unknown): record is NonNullabl
  * should stop the start, not retry forever). Later losses reconnect in the background.
  *
  * @example
- * const doorbell = await createPostgresDoorbell('postgres://devicehub@db:5432/devicehub')
- * const off = doorbell.subscribe((event) => console.log(event.kind))
+ * const bus = await createPostgresDoorbell('postgres://devicehub@db:5432/devicehub')
+ * const off = bus.subscribe((event) => console.log(event.kind))
  * await store.transaction(async (tx) => {
  *   const row = await tx.notifications.insert(input)
- *   await doorbell.publish({ kind: 'notification', id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId, name: row.notification }, tx)
+ *   await bus.publish({ kind: 'notification', id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId, name: row.notification }, tx)
  * })
  * off()
- * await doorbell.close()
+ * await bus.close()
  */
 export async function createPostgresDoorbell (url: string, options: PostgresDoorbellOptions = {}): Promise<PostgresDoorbell> {
   const channel = options.channel ?? DEFAULT_HUB_CHANNEL
@@ -215,7 +216,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
     }, delay)
   }
 
-  /** NOTIFY on the doorbell's own connection; when that is down, at least local listeners hear it. */
+  /** NOTIFY on the bus's own connection; when that is down, at least local listeners hear it. */
   const notifyDirect = async (event: Exclude<BusEvent, { kind: 'resync' }>): Promise<void> => {
     const current = client
     if (current !== undefined) {
@@ -262,7 +263,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
       }
       if (tx === undefined) return notifyDirect(event)
       // On a PostgreSQL store the NOTIFY rides the write transaction and fires at commit; on
-      // any other store it is sent from the doorbell's connection once the write has committed.
+      // any other store it is sent from the bus's connection once the write has committed.
       if (tx.dialect === 'postgres') await tx.notify(channel, encodeDoorbellEvent(event))
       else tx.afterCommit(() => void notifyDirect(event))
     },

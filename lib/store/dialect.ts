@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from './database.js'
 import type { MigrationDialect } from './migrations/index.js'
+import type { MessageWrites } from './repositories/message-writes.js'
 
 export type ConstraintKind = 'unique' | 'foreign-key'
 
@@ -12,6 +13,11 @@ export interface StoreDialect {
   classifyError(error: unknown): ConstraintKind | undefined
   /** Sends a notification inside the current transaction (PostgreSQL NOTIFY); absent = no-op. */
   notify?(db: Kysely<Database>, channel: string, payload: string): Promise<void>
+  /**
+   * The dialect's own message writes over `db` (the pool or one transaction); absent = the
+   * repositories' portable writes.
+   */
+  messageWrites?(db: Kysely<Database>): MessageWrites
   /** Releases the driver's resources after Kysely is destroyed. */
   close?(db: Kysely<Database>): Promise<void>
 }

@@ -1,6 +1,6 @@
 /**
  * One serving process per SQLite file. Two servers on one file would each wake only their own
- * long polls (the memory doorbell is per process), so a poll on one would miss a command posted
+ * long polls (the memory bus is per process), so a poll on one would miss a command posted
  * through the other. The lock is a `<file>.lock` file created exclusively, holding the owner's
  * pid; a lock whose process is gone (a crash, SIGKILL) is taken over. Short-lived readers such as
  * `devicehub token` do not take it.

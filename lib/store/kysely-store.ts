@@ -6,7 +6,6 @@ import type { Kysely, Transaction } from 'kysely'
 import type { Store } from '../core/ports.js'
 import type { Database } from './database.js'
 import type { StoreDialect } from './dialect.js'
-import { createStampOrder } from './repositories/stamp-order.js'
 import { guardRepository } from './errors.js'
 import type { ReadCache, ReadCacheOptions } from './read-cache.js'
 import { cachedRepository, createReadCache } from './read-cache.js'
@@ -52,6 +51,8 @@ function build (
   const inTransaction = pending !== undefined
   // Inside a transaction, writes also clear the cache once the transaction commits.
   const afterCommit = pending === undefined ? undefined : (fn: () => void) => { pending.push(fn) }
+  // The dialect's own message writes, when it has them: one per handle (its combiners are per pool).
+  const writes = dialect.messageWrites?.(db)
   const store: KyselyStore = {
     db,
     dialect: dialect.name,
@@ -72,8 +73,8 @@ function build (
       cached: { findById: 'device' },
       reads: ['list', 'count']
     }, afterCommit),
-    commands: guardRepository(createCommandRepository(db, dialect.name), dialect),
-    notifications: guardRepository(createNotificationRepository(db, dialect.name), dialect),
+    commands: guardRepository(createCommandRepository(db, writes), dialect),
+    notifications: guardRepository(createNotificationRepository(db, writes), dialect),
     configuration: guardRepository(createConfigurationRepository(db), dialect),
     secrets: guardRepository(createSecretRepository(db), dialect),
     plugins: guardRepository(createPluginRepository(db), dialect),
@@ -81,7 +82,6 @@ function build (
     // Not cached and not a device write: presence changes every few seconds per device.
     presence: guardRepository(createPresenceRepository(db), dialect),
     purges: guardRepository(createPurgeRepository(db), dialect),
-    ...(dialect.name === 'postgres' ? { stampOrder: createStampOrder(db) } : {}),
     async transaction (fn) {
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)

@@ -1,23 +1,26 @@
 /**
  * On PostgreSQL every message write sends its event from its own statement (one round trip,
- * combined per instance): the message log must see the PostgreSQL doorbell's channel, or every
- * write silently falls back to a transaction of four round trips. The counts still see every write.
+ * combined per instance): the message log must get the PostgreSQL bus's channel through the
+ * dialect's ordering (`postgresOrdering`), or every write silently falls back to a transaction
+ * of four round trips. The counts still see every write.
  */
 import t from 'tap'
+import { createDeviceHub } from '../../lib/core/devicehub.js'
+import type { MessageEvent } from '../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../lib/core/realtime/memory-doorbell.js'
-import { statementChannel } from '../../lib/core/realtime/message-log.js'
-import type { Store } from '../../lib/core/ports.js'
+import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
+import { postgresOrdering } from '../../lib/store/ordering/postgres-ordering.js'
 import { startServer } from '../../lib/start-server.js'
-import { call } from '../fixtures/messaging.js'
+import { call, eventually } from '../fixtures/messaging.js'
 import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
-t.test('writes ride the statement only with a bus that names a channel, on a PostgreSQL store', async (t) => {
-  const postgres = { dialect: 'postgres' } as Store
-  const sqlite = { dialect: 'sqlite' } as Store
-  t.equal(statementChannel(createMemoryDoorbell(), postgres), undefined, 'memory doorbell: writers publish')
-  const notifying = { ...createMemoryDoorbell(), notifyChannel: 'chan' }
-  t.equal(statementChannel(notifying, postgres), 'chan')
-  t.equal(statementChannel(notifying, sqlite), undefined, 'a SQLite store has no NOTIFY: writers publish')
+t.test('the ordering is PostgreSQL\'s: a SQLite store, or an ordering without its bus, is refused', async (t) => {
+  const sqlite = await openSqliteStore(':memory:')
+  t.teardown(() => sqlite.close())
+  const bus = { ...createMemoryDoorbell(), notifyChannel: 'chan' }
+  t.throws(() => postgresOrdering(sqlite, bus), { message: /needs a PostgreSQL store, not sqlite/ })
+  const ordering = async (): Promise<never> => { throw new Error('not built') }
+  await t.rejects(createDeviceHub({ store: sqlite, ordering }), { message: /`ordering` orders the events of `bus`/ })
 })
 
 postgresTest('PostgreSQL: the hub writes through the store channel and counts every write', async (t, adminUrl) => {
@@ -25,7 +28,8 @@ postgresTest('PostgreSQL: the hub writes through the store channel and counts ev
   const server = await startServer({ db, jwtSecret: 'store-channel-secret', admin: { password: 'store-channel-pass' } })
   t.teardown(() => server.close())
   const { hub } = server
-  t.type(statementChannel(hub.bus, hub.store), 'string', 'the channel reaches the message log')
+  const heard: MessageEvent[] = []
+  hub.bus.subscribe((event) => { if (event.kind === 'notification') heard.push(event) })
   const token = (await server.adminTokens()).accessToken
   t.equal((await call(`${server.url}/device/sc-1`, token, { method: 'PUT', body: { name: 'sc-1' } })).status, 204)
   const before = { ...hub.stats.messagesWritten }
@@ -35,4 +39,6 @@ postgresTest('PostgreSQL: the hub writes through the store channel and counts ev
   t.equal((await call(`${server.url}/device/sc-1/command/${command.body.id}`, token, { method: 'PUT', body: { status: 'done' } })).status, 204)
   const after = hub.stats.messagesWritten
   t.same([after.notification - before.notification, after.command - before.command, after['command-update'] - before['command-update']], [1, 1, 1])
+  await eventually(() => heard.some((event) => event.name === 'n'))
+  t.ok(heard.find((event) => event.name === 'n')!.order !== undefined, 'the write rode its statement: its event carries its link in the draw chain')
 })

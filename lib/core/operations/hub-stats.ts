@@ -13,7 +13,7 @@ export interface HubStats {
   /** Rows deleted by the retention pruner (R8) since start, and its completed passes. */
   readonly retention: { readonly prunedRows: number, readonly passes: number, readonly failures: number }
   /**
-   * The ordering doorbell (PostgreSQL with its doorbell; zeros elsewhere): events waiting for an
+   * The ordered bus (PostgreSQL with its ordering; zeros elsewhere): events waiting for an
    * earlier stamp now, and resynchronisations since start (a write that failed after drawing its
    * stamp, a LISTEN reconnect). A `waiting` that stays up means a writer is stuck mid-transaction.
    */

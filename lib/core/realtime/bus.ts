@@ -30,8 +30,8 @@ export interface MessageEvent {
   record?: NotificationRecord | CommandRecord
   /**
    * Where the write stands in the stamp draw (PostgreSQL writes that ride the statement, whose
-   * commits may land out of stamp order): the log orders such events (ordered-doorbell.ts)
-   * before any listener sees them.
+   * commits may land out of stamp order): the dialect's ordering of the log (log-ordering.ts)
+   * orders such events before any listener sees them.
    */
   order?: DrawLink
 }

@@ -1,4 +1,7 @@
-/** The in-process bus (the memory doorbell): listeners in a set, events delivered after the write commits. */
+/**
+ * The in-process bus (`createMemoryDoorbell`, a name kept for the public API): listeners in a set,
+ * events delivered after the write commits.
+ */
 import type { Bus, BusEvent } from './bus.js'
 import { createListenerSet } from './listener-set.js'
 
@@ -9,8 +12,8 @@ export interface MemoryDoorbell extends Bus {
 
 /**
  * @example
- * const doorbell = createMemoryDoorbell()
- * const off = doorbell.subscribe((event) => console.log(event.kind))
+ * const bus = createMemoryDoorbell()
+ * const off = bus.subscribe((event) => console.log(event.kind))
  * off()
  */
 export function createMemoryDoorbell (options: { onListenerError?: (error: unknown) => void } = {}): MemoryDoorbell {

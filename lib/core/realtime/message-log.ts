@@ -10,8 +10,8 @@
  * are group-committed here: one transaction, one clock step, one multi-row INSERT per batch, and
  * a failing batch is retried row by row).
  *
- * Where commits land out of stamp order (PostgreSQL with its doorbell), a {@link LogOrder}
- * (ordered-doorbell.ts) holds the mark; elsewhere commits follow stamps and the store's own
+ * Where commits land out of stamp order (PostgreSQL with its bus), a {@link LogOrder} the
+ * dialect builds (log-ordering.ts) holds the mark; elsewhere commits follow stamps and the store's own
  * high-water mark is read instead (`mark()` answers undefined).
  */
 import type { CommandPatch, CommandRecord, NewCommand } from '../commands/command-ports.js'
@@ -33,7 +33,7 @@ export type LogWrite =
 export type Appended<W extends LogWrite> = W extends { kind: 'notification' } ? NotificationRecord
   : W extends { kind: 'command' } ? CommandRecord : CommandRecord | undefined
 
-/** The order a log keeps where commits land out of stamp order (ordered-doorbell.ts). */
+/** The order a log keeps where commits land out of stamp order (the dialect's, log-ordering.ts). */
 export interface LogOrder {
   /** Everything at or below it is committed; everything later reaches the listeners after it was read. */
   mark(): LogCursor
@@ -92,7 +92,7 @@ export interface MessageLogOptions {
   store: Store
   bus: Bus
   clock: Clock
-  /** The NOTIFY channel writes ride on a PostgreSQL store (the PostgreSQL doorbell's); undefined: publish on the bus. */
+  /** The NOTIFY channel writes ride on a PostgreSQL store (`OrderedLog.channel`); undefined: publish on the bus. */
   channel: string | undefined
   /** Present where commits land out of stamp order. */
   order: LogOrder | undefined
@@ -183,14 +183,4 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     markNow: () => order?.mark(),
     caughtUp
   }
-}
-
-/**
- * The NOTIFY channel a write statement of `store` can send `bus`'s events on: a bus that rides
- * PostgreSQL statements (the PostgreSQL doorbell) names it as `notifyChannel`. Undefined: writers
- * publish on the bus.
- */
-export function statementChannel (bus: Bus, store: Store): string | undefined {
-  const channel = (bus as { readonly notifyChannel?: unknown }).notifyChannel
-  return store.dialect === 'postgres' && typeof channel === 'string' ? channel : undefined
 }

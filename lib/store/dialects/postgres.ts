@@ -14,6 +14,7 @@ import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
 import { migrateToLatest, postgresMigrationDialect } from '../migrations/index.js'
+import { createPgMessageWrites } from '../repositories/pg-message-writes.js'
 
 /** PostgreSQL type OIDs the pool parses to numbers (epoch-ms timestamps, ids and counts fit). */
 const INT8_OID = 20
@@ -50,7 +51,9 @@ export const postgresDialect: StoreDialect = {
     // pg_notify (not NOTIFY) takes the channel as a bound parameter. On a transaction's
     // connection the notification is queued and delivered exactly at commit.
     await sql`select pg_notify(${channel}, ${payload})`.execute(db)
-  }
+  },
+  // Each write one statement: the stamp draw, the row and its NOTIFY (pg-message-writes.ts).
+  messageWrites: createPgMessageWrites
 }
 
 /**
@@ -113,7 +116,7 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
     connectionString: url,
     types,
     max: options.maxConnections ?? 10,
-    // Named, so operators tell the store's pool from the doorbell's LISTEN connection in pg_stat_activity.
+    // Named, so operators tell the store's pool from the bus's LISTEN connection in pg_stat_activity.
     application_name: 'devicehub'
   }
   const settings: string[] = []

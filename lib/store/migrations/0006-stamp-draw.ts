@@ -7,7 +7,7 @@
  * with `devicehub_draw()`: a mutex (an advisory lock) held only while three sequences move,
  * never until commit. Stamps and ids therefore follow draw order, and commits may land out of
  * that order. Readers get their order back from `devicehub_stamp_horizon()` and the draw chain
- * (each event names the stamp drawn before it): see core/realtime/ordered-doorbell.ts.
+ * (each event names the stamp drawn before it): see store/ordering/ordered-bus.ts.
  *
  * `devicehub_draw()` assigns the transaction's id BEFORE it draws and returns `next_xid`, the
  * next transaction id to be assigned AFTER it drew. Any writer that drew earlier got its
@@ -15,8 +15,8 @@
  * (`pg_snapshot_xmin` of a fresh snapshot is at or above it), every stamp before this one is
  * committed or never will be.
  *
- * `ordered` keeps the old rule for a single instance whose doorbell does not ride the statement
- * (the memory doorbell): it takes the clock row's lock first, so those writes commit in stamp
+ * `ordered` keeps the old rule for a single instance whose bus does not ride the statement
+ * (the memory bus): it takes the clock row's lock first, so those writes commit in stamp
  * order, and keeps `last_ts` as the committed high-water mark.
  *
  * SQLite serialises writers anyway and keeps the clock row.

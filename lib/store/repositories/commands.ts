@@ -1,15 +1,12 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandRecord, CommandRepository, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
+import type { CommandRecord, CommandRepository } from '../../core/commands/command-ports.js'
 import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
-import { createWriteCombiner } from '../../core/write-combiner.js'
 import { clockReading } from '../../core/realtime/client-timestamp.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
-import type { CommandUpdate } from './pg-message-writes.js'
-import { PG_INSERT_LANES, PG_WRITE_BATCH, pgInsertCommands, pgUpdateCommands } from './pg-message-writes.js'
-
+import type { MessageWrites } from './message-writes.js'
 
 export interface CommandRow {
   id: number
@@ -55,37 +52,15 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
   }
 }
 
-interface Pending<T> {
-  value: T
-  now: number
-  ring: StoreRing | undefined
-}
-
-const sameRing = <T>(batch: ReadonlyArray<Pending<T>>, item: Pending<T>): boolean => batch[0]!.ring?.channel === item.ring?.channel
-const latest = <T>(batch: ReadonlyArray<Pending<T>>): number => Math.max(...batch.map((p) => p.now))
-
 /**
- * On PostgreSQL (`dialect === 'postgres'`) every write is one statement with the clock step and
- * the ring (pg-message-writes.ts); outside a transaction concurrent writes are combined.
+ * Inserts and updates go to the dialect's own `writes` when it has them (PostgreSQL: one
+ * statement with the clock step and the ring, pg-message-writes.ts); otherwise they take the
+ * clock row's lock in a transaction.
  */
-export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite' | 'postgres' = 'sqlite'): CommandRepository {
-  const postgres = dialect === 'postgres'
-  const combine = postgres && !db.isTransaction
-  const inserts = combine
-    ? createWriteCombiner<Pending<NewCommand>, CommandRecord>(
-      (batch) => pgInsertCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
-      { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
-    : undefined
-  const updates = combine
-    ? createWriteCombiner<Pending<CommandUpdate>, CommandRecord | undefined>(
-      (batch) => pgUpdateCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
-      // One statement updates a row once: a second update of the same command waits for the next batch.
-      { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
-    : undefined
+export function createCommandRepository (db: Kysely<Database>, writes?: MessageWrites): CommandRepository {
   return {
     async insert (c, now, ring) {
-      if (inserts !== undefined) return inserts.write({ value: c, now, ring })
-      if (postgres) return (await pgInsertCommands(db, [c], now, ring))[0]!
+      if (writes !== undefined) return writes.insertCommand(c, now, ring)
       return inTransaction(db, async (trx) => {
         // The clock first: its row lock orders concurrent writers (R9). The stamp is the
         // timestamp, a client's kept only when the clock can take it (issue #23).
@@ -112,8 +87,7 @@ export function createCommandRepository (db: Kysely<Database>, dialect: 'sqlite'
     },
 
     async update (deviceId, id, patch, now, ring) {
-      if (updates !== undefined) return updates.write({ value: { deviceId, id, patch }, now, ring })
-      if (postgres) return (await pgUpdateCommands(db, [{ deviceId, id, patch }], now, ring))[0]
+      if (writes !== undefined) return writes.updateCommand({ deviceId, id, patch }, now, ring)
       return inTransaction(db, async (trx) => {
         const existing = await trx.selectFrom('commands').select('id').where('id', '=', id).where('device_id', '=', deviceId)
           .where('device_key', '=', currentDeviceKey(deviceId)).executeTakeFirst()

@@ -1,13 +1,11 @@
 import type { Kysely } from 'kysely'
-import type { NewNotification, NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
-import type { StoreRing } from '../../core/commands/command-ports.js'
+import type { NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
 import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
-import { createWriteCombiner } from '../../core/write-combiner.js'
 import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
-import { PG_INSERT_LANES, PG_WRITE_BATCH, pgInsertNotifications } from './pg-message-writes.js'
+import type { MessageWrites } from './message-writes.js'
 
 export interface NotificationRow {
   id: number
@@ -36,27 +34,15 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
   }
 }
 
-interface PendingInsert {
-  input: NewNotification
-  now: number
-  ring: StoreRing | undefined
-}
-
 /**
- * On PostgreSQL (`dialect === 'postgres'`) every write is one statement with the clock step and
- * the ring (pg-message-writes.ts); outside a transaction concurrent single inserts are combined.
+ * Inserts go to the dialect's own `writes` when it has them (PostgreSQL: one statement with the
+ * clock step and the ring, pg-message-writes.ts); otherwise they take the clock row's lock in a
+ * transaction.
  */
-export function createNotificationRepository (db: Kysely<Database>, dialect: 'sqlite' | 'postgres' = 'sqlite'): NotificationRepository {
-  const postgres = dialect === 'postgres'
-  const combined = postgres && !db.isTransaction
-    ? createWriteCombiner<PendingInsert, NotificationRecord>(
-      (batch) => pgInsertNotifications(db, batch.map((p) => p.input), Math.max(...batch.map((p) => p.now)), batch[0]!.ring),
-      { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => batch[0]!.ring?.channel === item.ring?.channel, concurrency: PG_INSERT_LANES })
-    : undefined
+export function createNotificationRepository (db: Kysely<Database>, writes?: MessageWrites): NotificationRepository {
   return {
     async insert (n, now = Date.now(), ring) {
-      if (combined !== undefined) return combined.write({ input: n, now, ring })
-      if (postgres) return (await pgInsertNotifications(db, [n], now, ring))[0]!
+      if (writes !== undefined) return writes.insertNotification(n, now, ring)
       return inTransaction(db, async (trx) => {
         // The clock first: its row lock orders concurrent writers (R9). The stamp is the
         // timestamp, a client's kept only when the clock can take it (issue #23).
@@ -78,7 +64,7 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
 
     async insertMany (list, now, ring) {
       if (list.length === 0) return []
-      if (postgres) return pgInsertNotifications(db, list, now, ring)
+      if (writes !== undefined) return writes.insertNotifications(list, now, ring)
       return inTransaction(db, async (trx) => {
         // One clock step for the batch: the stamps are last+1 .. last+n.
         const last = await nextMessageTimestamp(trx, batchClockReading(list, now), list.length)

@@ -1,6 +1,6 @@
 /**
  * Command and notification writes on PostgreSQL as ONE statement each, for a whole batch: the
- * stamp draw, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's doorbell
+ * stamp draw, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's bus
  * event. Sent outside a transaction it commits by itself: one round trip, and no lock is held
  * until commit (migration 0006). Input travels as arrays
  * (`unnest ... with ordinality`), so the statement text is the same for every batch size and
@@ -12,29 +12,31 @@
  * An item's timestamp is its stamp: a client's timestamp only feeds the clock's reading
  * (core/realtime/client-timestamp.ts, issue #23).
  *
- * The doorbell payload is built in SQL in the wire form of lib/doorbells/postgres-doorbell.ts
+ * The bus payload is built in SQL in the wire form of lib/doorbells/postgres-doorbell.ts
  * (`[kind, id, deviceId, networkId, deviceTypeId, name]`, a JSON array; its decoder accepts it).
  */
 import type { Kysely, RawBuilder } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandPatch, CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
+import type { CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
 import type { NewNotification, NotificationRecord } from '../../core/notifications/notification-ports.js'
 import { batchClockReading } from '../../core/realtime/client-timestamp.js'
+import { createWriteCombiner } from '../../core/write-combiner.js'
 import { encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { toCommandRecord } from './commands.js'
 import type { CommandRow } from './commands.js'
 import { toNotificationRecord } from './notifications.js'
 import type { NotificationRow } from './notifications.js'
+import type { CommandUpdate, MessageWrites } from './message-writes.js'
 
 type DrawKind = 'notification' | 'command' | 'update'
 
 /**
  * `count` stamps (and ids, for inserts) from `devicehub_draw()` (migration 0006): prev, first_stamp,
  * first_id, next_xid. With a ring the write is not ordered by any lock held until commit: the
- * doorbell's events carry the draw chain and an ordering doorbell puts them back in stamp order.
- * Without a ring (a doorbell that does not ride the statement: one instance) the draw takes the
- * clock row's lock first, so those writes commit in stamp order.
+ * bus events carry the draw chain and the ordered bus (store/ordering/ordered-bus.ts) puts them
+ * back in stamp order. Without a ring (a bus that does not ride the statement: one instance) the
+ * draw takes the clock row's lock first, so those writes commit in stamp order.
  */
 function draw (kind: DrawKind, count: RawBuilder<unknown> | number, now: number, ring: StoreRing | undefined): RawBuilder<unknown> {
   return sql`select * from devicehub_draw(${kind}::text, (${count})::integer, ${now}::bigint, ${ring === undefined}::boolean)`
@@ -65,12 +67,12 @@ function chained (stamp: string): RawBuilder<unknown> {
   return sql`(select w.*, lag(${sql.ref(`w.${stamp}`)}) over (order by ${sql.ref(`w.${stamp}`)}) as chain_prev from w) as w cross join d`
 }
 
-/** A notification row as the core's NotificationRecord, in JSON (the doorbell's `record`). */
+/** A notification row as the core's NotificationRecord, in JSON (the bus event's `record`). */
 const NOTIFICATION_RECORD = sql`json_build_object('id', w.id, 'notification', w.notification, 'deviceId', w.device_id,
   'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'timestamp', coalesce(w.clock_ts, w.timestamp),
   'parameters', w.parameters::json, 'stamp', coalesce(w.clock_ts, w.timestamp))`
 
-/** A command row as the core's CommandRecord, in JSON (the doorbell's `record`). */
+/** A command row as the core's CommandRecord, in JSON (the bus event's `record`). */
 const COMMAND_RECORD = sql`json_build_object('id', w.id, 'command', w.command, 'deviceId', w.device_id,
   'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'userId', w.user_id, 'parameters', w.parameters::json,
   'lifetime', w.lifetime, 'status', w.status, 'result', w.result::json, 'timestamp', coalesce(w.clock_ts, w.timestamp),
@@ -139,12 +141,6 @@ export async function pgInsertCommands (db: Kysely<Database>, list: readonly New
   return result.rows.map(toCommandRecord)
 }
 
-export interface CommandUpdate {
-  deviceId: string
-  id: number
-  patch: CommandPatch
-}
-
 /**
  * Applies several updates (distinct ids) in one statement; `undefined` where the command does
  * not exist for that device.
@@ -178,4 +174,49 @@ export async function pgUpdateCommands (db: Kysely<Database>, list: readonly Com
     from ${chained('last_updated')} order by w.id`.execute(db)
   const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
+}
+
+interface Pending<T> {
+  value: T
+  now: number
+  ring: StoreRing | undefined
+}
+
+const sameRing = <T>(batch: ReadonlyArray<Pending<T>>, item: Pending<T>): boolean => batch[0]!.ring?.channel === item.ring?.channel
+const latest = <T>(batch: ReadonlyArray<Pending<T>>): number => Math.max(...batch.map((p) => p.now))
+
+/**
+ * The PostgreSQL dialect's message writes (`StoreDialect.messageWrites`): one statement each.
+ * Outside a transaction concurrent writes are combined into one statement per batch (group
+ * commit); inside one, each write is its own statement on the transaction's connection.
+ *
+ * @example
+ * const writes = createPgMessageWrites(db)
+ * const row = await writes.insertNotification(input, Date.now(), { channel: 'devicehub_events' })
+ */
+export function createPgMessageWrites (db: Kysely<Database>): MessageWrites {
+  if (db.isTransaction) {
+    return {
+      insertNotification: async (input, now, ring) => (await pgInsertNotifications(db, [input], now, ring))[0]!,
+      insertNotifications: (list, now, ring) => pgInsertNotifications(db, list, now, ring),
+      insertCommand: async (input, now, ring) => (await pgInsertCommands(db, [input], now, ring))[0]!,
+      updateCommand: async (update, now, ring) => (await pgUpdateCommands(db, [update], now, ring))[0]
+    }
+  }
+  const notifications = createWriteCombiner<Pending<NewNotification>, NotificationRecord>(
+    (batch) => pgInsertNotifications(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
+  const commands = createWriteCombiner<Pending<NewCommand>, CommandRecord>(
+    (batch) => pgInsertCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
+  const updates = createWriteCombiner<Pending<CommandUpdate>, CommandRecord | undefined>(
+    (batch) => pgUpdateCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    // One statement updates a row once: a second update of the same command waits for the next batch.
+    { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
+  return {
+    insertNotification: (input, now, ring) => notifications.write({ value: input, now, ring }),
+    insertNotifications: (list, now, ring) => pgInsertNotifications(db, list, now, ring),
+    insertCommand: (input, now, ring) => commands.write({ value: input, now, ring }),
+    updateCommand: (update, now, ring) => updates.write({ value: update, now, ring })
+  }
 }

@@ -9,6 +9,7 @@ import type { DeviceHub } from '../../../lib/core/devicehub.js'
 import { createPostgresDoorbell } from '../../../lib/doorbells/postgres-doorbell.js'
 import { buildServer } from '../../../lib/http/build-server.js'
 import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
+import { postgresOrdering } from '../../../lib/store/ordering/postgres-ordering.js'
 import { ADMIN_PASSWORD, JWT_SECRET } from '../../fixtures/app.js'
 import { sleep } from '../../fixtures/messaging.js'
 import { ProxyClient } from '../../fixtures/plugin-proxy.js'
@@ -30,7 +31,7 @@ postgresTest('two instances on one database', async (t, url) => {
     const start = async (): Promise<{ hub: DeviceHub, base: string }> => {
       const store = await openPostgresStore(url, { schema, maxConnections: 3 })
       const doorbell = await createPostgresDoorbell(url, { channel })
-      const hub = await createDeviceHub({ store, bus: doorbell, jwtSecret: JWT_SECRET, admin: { password: ADMIN_PASSWORD } })
+      const hub = await createDeviceHub({ store, bus: doorbell, ordering: postgresOrdering(store, doorbell), jwtSecret: JWT_SECRET, admin: { password: ADMIN_PASSWORD } })
       hubs.push(hub)
       const app = await buildServer({ hub, closeHub: false })
       t.teardown(() => app.close())

@@ -1,5 +1,5 @@
 /**
- * The ordering doorbell over the memory doorbell and a stamp draw the test moves by hand: chained
+ * The ordered bus over the memory bus and a stamp draw the test moves by hand: chained
  * events reach listeners in stamp order, a gap that has settled turns into one resync, and the
  * mark never passes an event not yet released. The real PostgreSQL path is in
  * test/doorbells/out-of-order-commits.ts.
@@ -8,8 +8,8 @@ import t from 'tap'
 import type { Test } from 'tap'
 import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
-import { createOrderedDoorbell } from '../../../lib/core/realtime/ordered-doorbell.js'
-import type { DrawHorizon, StampOrder } from '../../../lib/core/ports.js'
+import { createOrderedBus } from '../../../lib/store/ordering/ordered-bus.js'
+import type { DrawHorizon, StampOrder } from '../../../lib/store/ordering/stamp-order.js'
 import { eventually, sleep } from '../../fixtures/messaging.js'
 
 /** A draw position the test sets, and a switch for "everything drawn so far has settled". */
@@ -36,27 +36,27 @@ const chained = (kind: 'notification' | 'command' | 'command-update', id: number
 
 async function setup (t: Test, settleCheckMs = 20) {
   const inner = createMemoryDoorbell()
-  const draw = handDraw({ stamp: 10, notification: 3, command: 4, nextXid: 50 })
-  const doorbell = await createOrderedDoorbell(inner, draw, { settleCheckMs })
-  t.teardown(() => doorbell.close())
+  const draw = handDraw({ cursor: { clock: 10, notification: 3, command: 4 }, nextXid: 50 })
+  const bus = await createOrderedBus(inner, draw, { settleCheckMs })
+  t.teardown(() => bus.close())
   const seen: MessageEvent[] = []
   // Message events as released; control events show their kind only.
-  doorbell.subscribe((event) => { seen.push(event as MessageEvent) })
-  return { inner, draw, doorbell, seen }
+  bus.subscribe((event) => { seen.push(event as MessageEvent) })
+  return { inner, draw, bus, seen }
 }
 
 t.test('chained events reach listeners in stamp order; the mark follows what was released', async (t) => {
-  const { inner, doorbell, seen } = await setup(t)
-  t.same(doorbell.mark(), { clock: 10, notification: 3, command: 4 }, 'the first mark is the draw position')
+  const { inner, bus, seen } = await setup(t)
+  t.same(bus.mark(), { clock: 10, notification: 3, command: 4 }, 'the first mark is the draw position')
   await inner.publish(chained('notification', 6, 12, 13))
   await inner.publish(chained('command', 5, 11, 12))
   t.same(seen, [], 'nothing before stamp 11 is known')
-  t.equal(doorbell.waiting, 2)
-  t.same(doorbell.mark(), { clock: 10, notification: 3, command: 4 }, 'the mark waits too')
+  t.equal(bus.waiting, 2)
+  t.same(bus.mark(), { clock: 10, notification: 3, command: 4 }, 'the mark waits too')
   await inner.publish(chained('notification', 5, 10, 11))
   t.same(seen.map((e) => e.order?.stamp), [11, 12, 13], 'released in stamp order')
-  t.same(doorbell.mark(), { clock: 13, notification: 6, command: 5 })
-  t.equal(doorbell.waiting, 0)
+  t.same(bus.mark(), { clock: 13, notification: 6, command: 5 })
+  t.equal(bus.waiting, 0)
   await inner.publish(chained('notification', 4, 9, 10))
   t.equal(seen.length, 3, 'an event at or below the mark is dropped')
 })
@@ -69,78 +69,78 @@ t.test('events without a chain link pass at once', async (t) => {
 })
 
 t.test('a gap that has settled becomes one resync; the mark moves to the draw position', async (t) => {
-  const { inner, draw, doorbell, seen } = await setup(t)
+  const { inner, draw, bus, seen } = await setup(t)
   draw.settledNow = false
   // Stamp 11 was drawn by a statement that failed: nothing will ever name 11 as its own.
   await inner.publish(chained('notification', 5, 11, 12))
   await sleep(80)
   t.same(seen, [], 'an unsettled gap waits')
   t.ok(draw.checks >= 2, 'and is checked again')
-  draw.at = { stamp: 12, notification: 5, command: 4, nextXid: 60 }
+  draw.at = { cursor: { clock: 12, notification: 5, command: 4 }, nextXid: 60 }
   draw.settledNow = true
   await eventually(() => seen.length === 1)
   t.equal(seen[0]!.kind, 'resync', 'listeners read again instead')
-  t.same(doorbell.mark(), { clock: 12, notification: 5, command: 4 })
-  t.equal(doorbell.waiting, 0, 'the queued event is covered by the re-read')
+  t.same(bus.mark(), { clock: 12, notification: 5, command: 4 })
+  t.equal(bus.waiting, 0, 'the queued event is covered by the re-read')
   await inner.publish(chained('command', 5, 12, 13))
   t.same(seen.map((e) => e.kind), ['resync', 'command'], 'the chain goes on from the new mark')
 })
 
-t.test('a resync of the inner doorbell resynchronises before it reaches listeners', async (t) => {
-  const { inner, draw, doorbell, seen } = await setup(t)
-  draw.at = { stamp: 30, notification: 9, command: 9, nextXid: 70 }
+t.test('a resync of the bus underneath resynchronises before it reaches listeners', async (t) => {
+  const { inner, draw, bus, seen } = await setup(t)
+  draw.at = { cursor: { clock: 30, notification: 9, command: 9 }, nextXid: 70 }
   await inner.publish(chained('notification', 8, 30, 31))
   await inner.publish({ kind: 'resync' })
   await eventually(() => seen.length === 2)
   t.same(seen.map((e) => e.kind), ['resync', 'notification'], 'the re-read first, then what follows the new mark')
-  t.same(doorbell.mark(), { clock: 31, notification: 9, command: 9 })
+  t.same(bus.mark(), { clock: 31, notification: 9, command: 9 })
 })
 
-t.test('the wrapper forwards publish and closes the inner doorbell', async (t) => {
+t.test('the ordered bus forwards publish and closes the bus underneath', async (t) => {
   const inner = createMemoryDoorbell()
-  const doorbell = await createOrderedDoorbell(inner, handDraw({ stamp: 1, notification: 0, command: 0, nextXid: 1 }))
+  const bus = await createOrderedBus(inner, handDraw({ cursor: { clock: 1, notification: 0, command: 0 }, nextXid: 1 }))
   const seen: string[] = []
-  doorbell.subscribe((event) => { seen.push(event.kind) })
-  await doorbell.publish({ kind: 'revoke', userId: 0, what: 'rights' })
+  bus.subscribe((event) => { seen.push(event.kind) })
+  await bus.publish({ kind: 'revoke', userId: 0, what: 'rights' })
   t.same(seen, ['revoke'])
-  await doorbell.close()
-  t.equal(inner.size, 0, 'no listener left on the inner doorbell')
+  await bus.close()
+  t.equal(inner.size, 0, 'no listener left on the bus underneath')
 })
 
 t.test('caughtUp waits until this process\'s own acknowledged writes are released, at most the cap', async (t) => {
   const inner = createMemoryDoorbell()
-  const doorbell = await createOrderedDoorbell(inner, handDraw({ stamp: 10, notification: 3, command: 4, nextXid: 50 }), { catchUpMs: 100 })
-  t.teardown(() => doorbell.close())
-  await doorbell.caughtUp()
+  const bus = await createOrderedBus(inner, handDraw({ cursor: { clock: 10, notification: 3, command: 4 }, nextXid: 50 }), { catchUpMs: 100 })
+  t.teardown(() => bus.close())
+  await bus.caughtUp()
   const record = { id: 4, notification: 'n', deviceId: 'd', networkId: 1, deviceTypeId: 1, timestamp: 11, parameters: null, stamp: 11 }
-  doorbell.written({ ...chained('notification', 4, 10, 11), record })
+  bus.written({ ...chained('notification', 4, 10, 11), record })
   let caught = false
-  const waiting = doorbell.caughtUp().then(() => { caught = true })
+  const waiting = bus.caughtUp().then(() => { caught = true })
   await sleep(10)
   t.notOk(caught, 'the write is acknowledged but its NOTIFY has not come yet')
   await inner.publish(chained('notification', 4, 10, 11))
   await waiting
-  t.equal(doorbell.mark().clock, 11, 'released with the NOTIFY')
+  t.equal(bus.mark().clock, 11, 'released with the NOTIFY')
 
-  doorbell.written({ ...chained('notification', 5, 11, 12), record: { ...record, id: 5, stamp: 12 } })
+  bus.written({ ...chained('notification', 5, 11, 12), record: { ...record, id: 5, stamp: 12 } })
   const started = Date.now()
-  await doorbell.caughtUp()
+  await bus.caughtUp()
   t.ok(Date.now() - started >= 90, 'a NOTIFY that does not come holds a reader only up to the cap')
-  t.equal(doorbell.mark().clock, 11)
+  t.equal(bus.mark().clock, 11)
 })
 
 t.test('newestFor: the newest stamp released per kind and device, never below the last resync', async (t) => {
-  const { inner, draw, doorbell } = await setup(t)
-  t.equal(doorbell.newestFor('command', 'd'), 10, 'nothing known per device below the first mark')
+  const { inner, draw, bus } = await setup(t)
+  t.equal(bus.newestFor('command', 'd'), 10, 'nothing known per device below the first mark')
   await inner.publish({ ...chained('command', 5, 10, 11), deviceId: 'a' })
   await inner.publish({ ...chained('notification', 4, 11, 12), deviceId: 'a' })
   await inner.publish({ ...chained('command', 6, 12, 13), deviceId: 'b' })
-  t.equal(doorbell.newestFor('command', 'a'), 11)
-  t.equal(doorbell.newestFor('notification', 'a'), 12)
-  t.equal(doorbell.newestFor('command', 'b'), 13)
-  t.equal(doorbell.newestFor('command-update', 'a'), 10, 'a kind never released for the device: the floor')
-  draw.at = { stamp: 20, notification: 9, command: 9, nextXid: 70 }
+  t.equal(bus.newestFor('command', 'a'), 11)
+  t.equal(bus.newestFor('notification', 'a'), 12)
+  t.equal(bus.newestFor('command', 'b'), 13)
+  t.equal(bus.newestFor('command-update', 'a'), 10, 'a kind never released for the device: the floor')
+  draw.at = { cursor: { clock: 20, notification: 9, command: 9 }, nextXid: 70 }
   await inner.publish({ kind: 'resync' })
-  await eventually(() => doorbell.mark().clock === 20)
-  t.equal(doorbell.newestFor('command', 'a'), 20, 'after a resync nothing is known per device below its mark')
+  await eventually(() => bus.mark().clock === 20)
+  t.equal(bus.newestFor('command', 'a'), 20, 'after a resync nothing is known per device below its mark')
 })

@@ -1,11 +1,13 @@
 /**
- * Puts doorbell events back in stamp order, for stores whose writes commit out of it.
+ * Puts bus events back in stamp order, for stores whose writes commit out of it: the PostgreSQL
+ * dialect's side of the log's order (postgres-ordering.ts builds it; core sees only the
+ * `OrderedLog` it makes).
  *
  * On PostgreSQL no lock is held until commit (migration 0006): writers draw stamps and ids under
  * a short mutex, so stamps follow draw order while commits, and the NOTIFYs they send, land in
  * any order. A reader that saw stamp 7 before stamp 6 committed would move its cursor past 6 and
  * lose it. Every such event carries its link in the draw chain (`DrawLink`: the stamp drawn just
- * before it, its own stamp, the next transaction id after its draw), and this wrapper releases
+ * before it, its own stamp, the next transaction id after its draw), and the ordered bus releases
  * an event only once the event of the stamp before it was released: listeners see stamps in
  * draw order, as they did when commits followed it.
  *
@@ -19,22 +21,25 @@
  * A link can go missing: a statement that drew and then failed, or a NOTIFY lost with the LISTEN
  * connection. When the head of the queue has waited `settleCheckMs`, the store is asked whether
  * every transaction that drew before it has ended (`StampOrder.settled`); if so, and the head
- * still has not moved one interval later (a NOTIFY may still be on its way), the wrapper
+ * still has not moved one interval later (a NOTIFY may still be on its way), the ordered bus
  * resynchronises: it reads the draw's position, waits until everything drawn up to it has
  * settled, moves the mark there, drops queued events at or below it, and tells every listener
- * to read again (`resync`). The same happens at start and when the inner doorbell resyncs.
+ * to read again (`resync`). The same happens at start and when the bus underneath resyncs.
  *
  * A transaction that keeps a transaction id for long (anywhere in the database cluster) holds
  * back only that check, never an event whose chain is complete.
  */
-import type { Logger, StampOrder, Store } from '../ports.js'
-import { silentLogger } from '../ports.js'
-import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
-import type { LogCursor } from './log-cursor.js'
-import { createListenerSet } from './listener-set.js'
-import type { LogOrder } from './message-log.js'
+import type { Logger, Store } from '../../core/ports.js'
+import { silentLogger } from '../../core/ports.js'
+import type { Bus, BusEvent, MessageEvent, MessageKind } from '../../core/realtime/bus.js'
+import { createListenerSet } from '../../core/realtime/listener-set.js'
+import type { LogCursor } from '../../core/realtime/log-cursor.js'
+import type { LogOrder } from '../../core/realtime/message-log.js'
+import { createCatchUps } from './catch-ups.js'
+import { createNewestStamps } from './newest-stamps.js'
+import type { DrawHorizon, StampOrder } from './stamp-order.js'
 
-export interface OrderedDoorbellOptions {
+export interface OrderedBusOptions {
   /** How long the head of the queue waits before the store is asked whether its gap is settled (default 20 ms). */
   settleCheckMs?: number
   /** Longest `caughtUp()` waits for the mark to reach this process's own writes (default 250 ms). */
@@ -45,41 +50,77 @@ export interface OrderedDoorbellOptions {
 /** How long a settled gap must stay a gap before the resync: its NOTIFY may still be on the way. */
 const CONFIRM_MS = 100
 
-/** Devices remembered per kind before the memory starts over from the mark (`newestFor`). */
-const MAX_DEVICES = 100_000
-
-interface CatchUp {
-  stamp: number
-  resolve(): void
-}
-
 /**
  * A bus whose listeners get chained events in stamp order, and the order of the log it keeps
- * (the mark). `publish` and `close` go to the inner bus.
+ * (the mark). `publish` and `close` go to the bus underneath.
  */
-export interface OrderedDoorbell extends Bus, LogOrder {
+export interface OrderedBus extends Bus, LogOrder {
   /** Events waiting for an earlier link (monitoring and tests). */
   readonly waiting: number
   /** Resynchronisations since the start (gaps, reconnects), the first one not counted. */
   readonly resyncs: number
 }
 
+/** Each count of `a` or `b`, whichever is further. */
+function furthest (a: LogCursor, b: LogCursor | undefined): LogCursor {
+  if (b === undefined) return a
+  return { clock: Math.max(a.clock, b.clock), notification: Math.max(a.notification, b.notification), command: Math.max(a.command, b.command) }
+}
+
+/** The mark once `event` (the next link of the chain) is released. */
+function advance (mark: LogCursor, event: MessageEvent): LogCursor {
+  return {
+    clock: event.order!.stamp,
+    notification: event.kind === 'notification' ? Math.max(event.id, mark.notification) : mark.notification,
+    command: event.kind === 'command' ? Math.max(event.id, mark.command) : mark.command
+  }
+}
+
+/** The queued event with the lowest stamp. */
+function firstWaiting (waiting: ReadonlyMap<number, MessageEvent>): MessageEvent {
+  let first: MessageEvent | undefined
+  for (const event of waiting.values()) {
+    if (first === undefined || event.order!.stamp < first.order!.stamp) first = event
+  }
+  return first!
+}
+
+/**
+ * The draw's position once everything drawn up to it has settled. `again()` says a newer
+ * position is wanted (a resync asked for while this one waited).
+ */
+async function settledHorizon (order: StampOrder, again: () => boolean, closed: () => boolean, logger: Logger): Promise<DrawHorizon> {
+  let delay = 2
+  let horizon = await order.horizon()
+  const since = Date.now()
+  while (!closed() && !(await order.settled(horizon.nextXid))) {
+    if (Date.now() - since > 5_000 && delay < 200) {
+      logger.warn({ nextXid: horizon.nextXid }, 'ordered bus waits for a long transaction to end')
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay))
+    delay = Math.min(delay * 2, 200)
+    if (again()) horizon = await order.horizon()
+  }
+  return horizon
+}
+
 /**
  * Resolves once the first mark is known.
  *
  * @example
- * const doorbell = await createOrderedDoorbell(await createPostgresDoorbell(url), store.stampOrder!)
- * const { clock } = doorbell.mark()
+ * const bus = await createOrderedBus(await createPostgresDoorbell(url), createStampOrder(store.db))
+ * const { clock } = bus.mark()
  */
-export async function createOrderedDoorbell (
+export async function createOrderedBus (
   inner: Bus,
   order: StampOrder,
-  options: OrderedDoorbellOptions = {}
-): Promise<OrderedDoorbell> {
+  options: OrderedBusOptions = {}
+): Promise<OrderedBus> {
   const logger = options.logger ?? silentLogger
   const settleCheckMs = options.settleCheckMs ?? 20
-  const catchUpMs = options.catchUpMs ?? 250
-  const listeners = createListenerSet((error) => { logger.error({ err: error }, 'doorbell listener failed') })
+  const listeners = createListenerSet((error) => { logger.error({ err: error }, 'bus listener failed') })
+  const newest = createNewestStamps()
+  const catchUps = createCatchUps(options.catchUpMs ?? 250)
   /** Chained events waiting for their predecessor, by the stamp drawn before theirs. */
   const waiting = new Map<number, MessageEvent>()
   let mark: LogCursor | undefined
@@ -90,43 +131,12 @@ export async function createOrderedDoorbell (
   let resyncs = -1
   /** The mark at which the store last said the gap had settled (see checkGap). */
   let settledAt: number | undefined
-  /** Newest stamp of a write this process acknowledged (`written`), and readers waiting for the mark to reach it. */
-  let acknowledged = 0
-  let catchUps: CatchUp[] = []
-  /**
-   * Per kind and device, the newest stamp released; `floor`: the mark of the last resynchronisation
-   * (or of a memory that started over), below which nothing is known per device.
-   */
-  const newest = new Map<string, Map<string, number>>()
-  let floor = 0
-
-  const remember = (event: MessageEvent, stamp: number): void => {
-    let devices = newest.get(event.kind)
-    if (devices === undefined) newest.set(event.kind, devices = new Map())
-    if (devices.size >= MAX_DEVICES && !devices.has(event.deviceId)) {
-      devices.clear()
-      floor = mark!.clock
-    }
-    devices.set(event.deviceId, stamp)
-  }
-
-  const resolveCaughtUp = (): void => {
-    if (catchUps.length === 0 || mark === undefined) return
-    let n = 0
-    while (n < catchUps.length && catchUps[n]!.stamp <= mark.clock) catchUps[n++]!.resolve()
-    if (n > 0) catchUps = catchUps.slice(n)
-  }
 
   const release = (event: MessageEvent): void => {
-    const current = mark!
-    remember(event, event.order!.stamp)
-    mark = {
-      clock: event.order!.stamp,
-      notification: event.kind === 'notification' ? Math.max(event.id, current.notification) : current.notification,
-      command: event.kind === 'command' ? Math.max(event.id, current.command) : current.command
-    }
+    newest.remember(event.kind, event.deviceId, event.order!.stamp, mark!.clock)
+    mark = advance(mark!, event)
     listeners.deliver(event)
-    resolveCaughtUp()
+    catchUps.reached(mark.clock)
   }
 
   /** Releases every queued event whose predecessor is released. */
@@ -157,12 +167,8 @@ export async function createOrderedDoorbell (
   const checkGap = async (head: number): Promise<void> => {
     if (closed || syncing !== undefined || mark === undefined || waiting.size === 0) return
     if (mark.clock !== head) return drain()
-    let first: MessageEvent | undefined
-    for (const event of waiting.values()) {
-      if (first === undefined || event.order!.stamp < first.order!.stamp) first = event
-    }
     try {
-      if (await order.settled(first!.order!.nextXid) && mark.clock === head && waiting.size > 0) {
+      if (await order.settled(firstWaiting(waiting).order!.nextXid) && mark.clock === head && waiting.size > 0) {
         // Settled means every earlier writer ended, not that its NOTIFY has reached this process:
         // give it one more interval before paying for a resync of every listener.
         if (settledAt !== head) {
@@ -170,15 +176,30 @@ export async function createOrderedDoorbell (
           scheduleCheck(CONFIRM_MS)
           return
         }
-        const why = 'doorbell chain has a gap (a failed write or a lost notification); resynchronising'
-        logger.warn({ mark: head, waiting: waiting.size }, why)
+        logger.warn({ mark: head, waiting: waiting.size }, 'bus chain has a gap (a failed write or a lost notification); resynchronising')
         await resynchronise()
         return
       }
     } catch (error) {
-      logger.warn({ err: error }, 'doorbell could not check its chain')
+      logger.warn({ err: error }, 'ordered bus could not check its chain')
     }
     drain()
+  }
+
+  /** Moves the mark to the draw's settled position, drops what it covers. */
+  const moveToHorizon = async (): Promise<void> => {
+    const again = (): boolean => {
+      const wanted = syncAgain
+      syncAgain = false
+      return wanted
+    }
+    const horizon = await settledHorizon(order, again, () => closed, logger)
+    mark = furthest(horizon.cursor, mark)
+    for (const [prev, event] of waiting) {
+      if (event.order!.stamp <= mark.clock) waiting.delete(prev)
+    }
+    // What the re-read covers is not known per device.
+    newest.forget(mark.clock)
   }
 
   /** Moves the mark to the draw's settled position and tells every listener to read again. */
@@ -187,33 +208,7 @@ export async function createOrderedDoorbell (
       syncAgain = true
       return syncing
     }
-    syncing = (async () => {
-      let delay = 2
-      let horizon = await order.horizon()
-      const since = Date.now()
-      while (!closed && !(await order.settled(horizon.nextXid))) {
-        if (Date.now() - since > 5_000 && delay < 200) {
-          logger.warn({ nextXid: horizon.nextXid }, 'doorbell waits for a long transaction to end')
-        }
-        await new Promise((resolve) => setTimeout(resolve, delay))
-        delay = Math.min(delay * 2, 200)
-        if (syncAgain) {
-          syncAgain = false
-          horizon = await order.horizon()
-        }
-      }
-      const previous = mark
-      mark = {
-        clock: Math.max(horizon.stamp, previous?.clock ?? 0),
-        notification: Math.max(horizon.notification, previous?.notification ?? 0),
-        command: Math.max(horizon.command, previous?.command ?? 0)
-      }
-      for (const [prev, event] of waiting) {
-        if (event.order!.stamp <= mark.clock) waiting.delete(prev)
-      }
-      // What the re-read covers is not known per device.
-      floor = mark.clock
-    })()
+    syncing = moveToHorizon()
     try {
       await syncing
     } finally {
@@ -222,7 +217,7 @@ export async function createOrderedDoorbell (
       settledAt = undefined
     }
     resyncs++
-    resolveCaughtUp()
+    catchUps.reached(mark!.clock)
     // A fresh object per resync: streams share their re-reads by event.
     listeners.deliver({ kind: 'resync' })
     drain()
@@ -232,7 +227,7 @@ export async function createOrderedDoorbell (
     if (closed) return
     if (event.kind === 'resync') {
       resynchronise().catch((error: unknown) => {
-        logger.error({ err: error }, 'doorbell could not resynchronise')
+        logger.error({ err: error }, 'ordered bus could not resynchronise')
         listeners.deliver(event)
       })
       return
@@ -255,34 +250,17 @@ export async function createOrderedDoorbell (
     throw error
   }
 
-  const doorbell: OrderedDoorbell = {
+  return {
     get waiting () {
       return waiting.size
     },
     get resyncs () {
       return resyncs
     },
-    mark () {
-      return { ...mark! }
-    },
-    newestFor (kind: MessageKind, deviceId: string) {
-      return Math.max(newest.get(kind)?.get(deviceId) ?? 0, floor)
-    },
-    caughtUp () {
-      if (acknowledged <= mark!.clock || closed) return Promise.resolve()
-      return new Promise<void>((resolve) => {
-        // Capped: a foreign writer stuck mid-transaction must not hold every poll. Past the cap the
-        // reader takes the mark as it is and gets the rest live; nothing is lost, only later.
-        const timer = setTimeout(resolve, catchUpMs)
-        catchUps.push({ stamp: acknowledged, resolve: () => { clearTimeout(timer); resolve() } })
-      })
-    },
-    written (event) {
-      const record = event.record
-      if (record === undefined) return
-      const stamp = event.kind === 'command-update' && 'lastUpdated' in record ? record.lastUpdated : record.stamp
-      if (stamp > acknowledged) acknowledged = stamp
-    },
+    mark: () => ({ ...mark! }),
+    newestFor: (kind: MessageKind, deviceId: string) => newest.newestFor(kind, deviceId),
+    caughtUp: () => closed ? Promise.resolve() : catchUps.wait(mark!.clock),
+    written: (event) => { catchUps.written(event) },
     publish: (event: BusEvent, tx?: Store) => inner.publish(event, tx),
     subscribe: (listener) => listeners.add(listener),
     async close () {
@@ -291,9 +269,8 @@ export async function createOrderedDoorbell (
       unsubscribe()
       listeners.clear()
       waiting.clear()
-      for (const { resolve } of catchUps.splice(0)) resolve()
+      catchUps.releaseAll()
       await inner.close()
     }
   }
-  return doorbell
 }

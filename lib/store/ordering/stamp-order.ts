@@ -1,0 +1,50 @@
+/**
+ * The stamp draw's position on PostgreSQL (migration 0006), for the ordered bus (ordered-bus.ts).
+ * Both reads are single statements on the store's pool, so they see the store's schema.
+ */
+import type { Kysely } from 'kysely'
+import { sql } from 'kysely'
+import type { LogCursor } from '../../core/realtime/log-cursor.js'
+import type { Database } from '../database.js'
+
+/**
+ * Where the stamp draw stands: the last stamp and ids handed out (`cursor`: every message of the
+ * log is at or below it once drawn), and the next transaction id after them.
+ */
+export interface DrawHorizon {
+  cursor: LogCursor
+  nextXid: number
+}
+
+/** What the ordered bus asks the store (see `DrawLink` in core/realtime/bus.ts). */
+export interface StampOrder {
+  /** The draw's current position, read atomically with respect to draws. */
+  horizon(): Promise<DrawHorizon>
+  /** Whether every transaction below `nextXid` has ended (so every stamp drawn before it is settled). */
+  settled(nextXid: number): Promise<boolean>
+}
+
+/**
+ * @example
+ * const order = createStampOrder(store.db)
+ * const { cursor, nextXid } = await order.horizon()
+ */
+export function createStampOrder (db: Kysely<Database>): StampOrder {
+  return {
+    async horizon () {
+      const { rows } = await sql<{ stamp: string, notification: string, command: string, next_xid: string }>`
+        select * from devicehub_stamp_horizon()`.execute(db)
+      const row = rows[0]!
+      return {
+        cursor: { clock: Number(row.stamp), notification: Number(row.notification), command: Number(row.command) },
+        nextXid: Number(row.next_xid)
+      }
+    },
+    async settled (nextXid) {
+      // xmin of a fresh snapshot: the oldest transaction id still running (or the next to be assigned).
+      const { rows } = await sql<{ settled: boolean }>`
+        select pg_snapshot_xmin(pg_current_snapshot())::text::bigint >= ${nextXid}::bigint as settled`.execute(db)
+      return rows[0]?.settled === true
+    }
+  }
+}
