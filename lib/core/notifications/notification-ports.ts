@@ -1,29 +1,9 @@
 import type { HighWater, StoreRing } from '../commands/command-ports.js'
-import type { JsonObject, Page } from '../values.js'
+import type { Page } from '../values.js'
 import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
+import type { NewNotification, NotificationRecord } from '../realtime/message-records.js'
 
-export interface NotificationRecord {
-  id: number
-  notification: string
-  deviceId: string
-  /** Null only for rows imported from DeviceHive; devicehub fills both (R3). */
-  networkId: number | null
-  deviceTypeId: number | null
-  timestamp: number
-  parameters: JsonObject | null
-  /** Internal, never serialised: the message clock's stamp of the insert, the poll cursor (see CommandRecord.stamp). */
-  stamp: number
-}
-
-export interface NewNotification {
-  notification: string
-  deviceId: string
-  networkId: number | null
-  deviceTypeId: number | null
-  parameters: JsonObject | null
-  /** Client-given timestamp (epoch ms): a wish for the clock's reading (client-timestamp.ts), not stored as such. */
-  timestamp?: number
-}
+export type { NewNotification, NotificationRecord } from '../realtime/message-records.js'
 
 export interface NotificationQuery extends Page, MessageScope {
   start?: number

@@ -14,14 +14,13 @@
  * (ordered-doorbell.ts) holds the mark; elsewhere commits follow stamps and the store's own
  * high-water mark is read instead (`mark()` answers undefined).
  */
-import type { CommandPatch, CommandRecord, NewCommand } from '../commands/command-ports.js'
-import type { NewNotification, NotificationRecord } from '../notifications/notification-ports.js'
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
 import { createWriteCombiner } from '../write-combiner.js'
 import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
 import type { LogCursor } from './log-cursor.js'
 import type { MessageSelector } from './message-filter.js'
+import type { CommandPatch, CommandRecord, NewCommand, NewNotification, NotificationRecord } from './message-records.js'
 
 /** One write to the log. */
 export type LogWrite =
