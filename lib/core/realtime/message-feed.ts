@@ -29,6 +29,11 @@ export interface FeedQuery {
    */
   upTo: LogCursor
   limit: number
+  /**
+   * Commands only: leave out those expired at this time (R7, `commandExpired`: a lifetime passed
+   * since the insert's stamp without an update). Absent: every command.
+   */
+  liveAt?: number
 }
 
 export interface MessageFeedRepository {
