@@ -1,5 +1,5 @@
 import type { Page } from '../values.js'
-import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
+import type { MessageScope } from '../realtime/message-filter.js'
 import type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
 
 export type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
@@ -11,26 +11,6 @@ export interface CommandQuery extends Page, MessageScope {
   command?: string
   status?: string
   sortField: 'timestamp' | 'command' | 'status'
-}
-
-export interface CommandBacklogQuery extends MessageSelector {
-  /** Items strictly after this (the insert's `stamp`, or lastUpdated when `updated`). */
-  after: number
-  /** And at or below this stamp (a doorbell's mark, where commits land out of stamp order). */
-  upTo?: number
-  limit: number
-  /** `returnUpdatedCommands`: updated commands by `lastUpdated` instead of inserts. */
-  updated: boolean
-  /** R7: commands whose lifetime has passed by `now` without an update are left out. */
-  now: number
-}
-
-/** Where the store stood when a waiter subscribed (see long-poll.ts). */
-export interface HighWater {
-  /** Largest id committed. */
-  id: number
-  /** The message clock: the last server-assigned timestamp. */
-  clock: number
 }
 
 /**
@@ -58,9 +38,6 @@ export interface CommandRepository {
    */
   findForDevice(deviceId: string, id: number): Promise<CommandRecord | undefined>
   query(filter: CommandQuery): Promise<CommandRecord[]>
-  /** Poll backlog: oldest first, at most `limit`. */
-  backlog(query: CommandBacklogQuery): Promise<CommandRecord[]>
-  highWater(): Promise<HighWater>
   /** Deletes up to `batch` commands last written before `before`; returns how many. */
   prune(before: number, batch: number): Promise<number>
 }

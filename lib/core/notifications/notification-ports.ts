@@ -1,6 +1,6 @@
-import type { HighWater, StoreRing } from '../commands/command-ports.js'
+import type { StoreRing } from '../commands/command-ports.js'
 import type { Page } from '../values.js'
-import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
+import type { MessageScope } from '../realtime/message-filter.js'
 import type { NewNotification, NotificationRecord } from '../realtime/message-records.js'
 
 export type { NewNotification, NotificationRecord } from '../realtime/message-records.js'
@@ -10,14 +10,6 @@ export interface NotificationQuery extends Page, MessageScope {
   end?: number
   notification?: string
   sortField: 'timestamp' | 'notification'
-}
-
-export interface NotificationBacklogQuery extends MessageSelector {
-  /** Items whose `stamp` is strictly after this. */
-  after: number
-  /** And at or below this stamp (a doorbell's mark, where commits land out of stamp order). */
-  upTo?: number
-  limit: number
 }
 
 export interface NotificationRepository {
@@ -33,7 +25,5 @@ export interface NotificationRepository {
   /** The notification `id` of the device that now has `deviceId` (never an earlier device's). */
   findForDevice(deviceId: string, id: number): Promise<NotificationRecord | undefined>
   query(filter: NotificationQuery): Promise<NotificationRecord[]>
-  backlog(query: NotificationBacklogQuery): Promise<NotificationRecord[]>
-  highWater(): Promise<HighWater>
   prune(before: number, batch: number): Promise<number>
 }

@@ -6,7 +6,7 @@ import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { createWriteCombiner } from '../../core/write-combiner.js'
 import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
-import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
+import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, selectorWhere } from './message-clock.js'
 import { PG_INSERT_LANES, PG_WRITE_BATCH, pgInsertNotifications } from './pg-message-writes.js'
 
 export interface NotificationRow {
@@ -124,23 +124,6 @@ export function createNotificationRepository (db: Kysely<Database>, dialect: 'sq
       query = filter.sortField === 'notification' ? query.orderBy('notification', order) : query.orderBy('clock_ts', order)
       const rows = await applyPage(query.orderBy('id', order), filter).execute()
       return rows.map(toNotificationRecord)
-    },
-
-    async backlog (q) {
-      if (q.limit <= 0) return []
-      // By the server's stamp, never a client-given timestamp (issue #16).
-      const rows = await messaging(db).selectFrom('notifications').selectAll()
-        .where(selectorWhere(q, 'notification'))
-        .where('clock_ts', '>', q.after)
-        .$if(q.upTo !== undefined, (query) => query.where('clock_ts', '<=', q.upTo!))
-        .orderBy('clock_ts', 'asc').orderBy('id', 'asc')
-        .limit(q.limit)
-        .execute()
-      return rows.map(toNotificationRecord)
-    },
-
-    async highWater () {
-      return readHighWater(db, 'notifications')
     },
 
     async prune (before, batch) {
