@@ -50,8 +50,8 @@ class Poll<V> {
       this.finish()
       return
     }
-    // Shutdown closes the stream: the poll answers with what it has (nothing).
-    stream.onClose = this.release
+    // Shutdown (or a revoke) closes the stream: the poll answers with what it has (nothing).
+    stream.onClose(this.release)
     if (waitSeconds > 0) {
       this.timer = setTimeout(this.release, waitSeconds * 1000)
       signal?.addEventListener('abort', this.release)
@@ -88,7 +88,7 @@ class Poll<V> {
     this.done = true
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.options.signal?.removeEventListener('abort', this.release)
-    this.stream.onClose = undefined
+    // Its close listener (`release`) finds the poll done.
     this.stream.close()
   }
 }

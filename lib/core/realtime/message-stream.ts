@@ -83,7 +83,7 @@ export interface MessageStreamSpec<R, V> {
   backlogLimit?: number
   /** Backlog page size (default 100); a long poll reads its whole answer as one page. */
   pageSize?: number
-  /** Called once when the stream closes, before the stream's own `onClose` (a device's presence ends). */
+  /** Called once when the stream closes, before the listeners given to its `onClose` (a device's presence ends). */
   onClose?(): void
 }
 
@@ -102,8 +102,11 @@ export interface MessageStream<V> {
   /** Stops delivery and releases the router listener. Idempotent. */
   close(): void
   readonly closed: boolean
-  /** Called once when the stream closes (by `close()`, shutdown or an error). */
-  onClose?: () => void
+  /**
+   * Calls `listener` once when the stream closes (by `close()`, shutdown, a revoke or an error);
+   * at once when it is closed already. The transport's own hook, not a replaced method.
+   */
+  onClose(listener: () => void): void
 }
 
 const PAGE = 100
@@ -156,7 +159,8 @@ export async function openMessageStream<R, V> (spec: MessageStreamSpec<R, V>): P
 /** One stream as one object with prototype methods: thousands may be open at once. */
 class Stream<R, V> implements MessageStream<V> {
   closed = false
-  onClose?: () => void
+  /** Called once at close; most streams have one (their transport's). */
+  private closeListeners: Array<() => void> | undefined
   private mark: LogCursor = cursorAtClock(0)
   /** The backlog page read and not yet delivered. */
   private backlog: R[] = []
@@ -214,6 +218,11 @@ class Stream<R, V> implements MessageStream<V> {
       if (this.spec.fresh(item, this.mark)) (this.seen ??= new Set()).add(this.spec.keyOf(item))
     }
     this.backlog = page
+  }
+
+  onClose (listener: () => void): void {
+    if (this.closed) listener()
+    else (this.closeListeners ??= []).push(listener)
   }
 
   start (sink: StreamSink<V>, onError?: (error: unknown) => void, onBatch?: () => void): void {
@@ -331,7 +340,9 @@ class Stream<R, V> implements MessageStream<V> {
     this.unsubscribe()
     if (this.registered) this.spec.waiters!.remove(this.release)
     this.spec.onClose?.()
-    this.onClose?.()
+    const listeners = this.closeListeners
+    this.closeListeners = undefined
+    if (listeners !== undefined) for (const listener of listeners) listener()
   }
 }
 
@@ -346,11 +357,7 @@ export async function * iterateStream<V> (stream: MessageStream<V>): AsyncGenera
   const buffer: Array<StreamItem<V>> = []
   let wake: (() => void) | undefined
   let failure: { error: unknown } | undefined
-  const previous = stream.onClose
-  stream.onClose = () => {
-    previous?.()
-    wake?.()
-  }
+  stream.onClose(() => wake?.())
   stream.start((item) => {
     buffer.push(item)
     wake?.()

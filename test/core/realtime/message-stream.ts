@@ -131,7 +131,7 @@ t.test('a failing read closes the stream and reports once; shutdown closes open 
   const stream = await openMessageStream({ ...spec, load: async () => { throw new Error('store down') } })
   const errors: unknown[] = []
   let closed = 0
-  stream.onClose = () => { closed++ }
+  stream.onClose(() => { closed++ })
   stream.start(() => undefined, (error) => errors.push(error))
   await spec.doorbell.publish(ring(1))
   await new Promise((resolve) => setTimeout(resolve, 10))
