@@ -8,12 +8,13 @@
  * 3. read the first backlog page after the given cursor up to the mark (oldest first, pages of 100
  *    up to `backlogLimit`); what came after the mark arrives live;
  * 4. `start(sink)`: hand over the backlog page by page, then the queued and later live items in
- *    bus order, skipping live items the backlog already delivered.
+ *    bus order, skipping live items a backlog page or a resync read already delivered.
  *
- * No store connection is held between events. A `resync` (events may have been lost)
- * reads again after the newest cursor delivered, up to the log's mark then; streams with the
- * same resync key and cursor share that read (and all share one mark). The stream registers in the hub's routing index (router.ts), so an
- * event costs work only for the streams of its device, network or device type.
+ * No store connection is held between events. A `resync` (events may have been lost) reads
+ * again after the newest cursor delivered, up to the log's mark then; streams with the same
+ * resync key and cursor share that read (and all share one mark). The stream registers in the
+ * hub's routing index (router.ts), so an event costs work only for the streams of its device,
+ * network or device type.
  *
  * Every transport consumes it: WebSocket subscriptions and SSE with `start()`, REST long polls
  * with `longPoll()` (long-poll.ts), which takes the first batch and closes the stream. The one
