@@ -127,26 +127,38 @@ t.test('a revoke for the caller answers [] (the next poll authenticates again)',
   t.equal(doorbell.size, 0)
 })
 
-t.test('a resync answers with what was written without a doorbell; equal keys share one read', async (t) => {
+t.test('a resync answers with what was written without a doorbell; equal keys share one read, all one mark', async (t) => {
   const doorbell = createMemoryDoorbell()
   const rows: Row[] = [{ id: 1, ts: 1 }]
   let reads = 0
-  const keyed = (key: string): MessageStreamSpec<Row, number> => spec(rows, doorbell, {
-    keys: { kinds: ['notification'], deviceIds: [key] },
-    resyncKey: () => key,
-    readAfter: async (after) => {
-      reads++
-      return rows.filter((r) => r.ts > after.clock)
+  let marks = 0
+  const keyed = (key: string): MessageStreamSpec<Row, number> => {
+    const base = spec(rows, doorbell)
+    return {
+      ...base,
+      keys: { kinds: ['notification'], deviceIds: [key] },
+      resyncKey: () => key,
+      mark: async () => {
+        marks++
+        return base.mark()
+      },
+      readAfter: async (after, upTo, limit) => {
+        reads++
+        return base.readAfter(after, upTo, limit)
+      }
     }
-  })
+  }
   const polls = [...Array.from({ length: 50 }, () => poll(keyed('a'), { waitSeconds: 5 })), ...Array.from({ length: 50 }, () => poll(keyed('b'), { waitSeconds: 5 }))]
   while (routerOf(doorbell).size < 100) await new Promise((resolve) => setImmediate(resolve))
   await settle()
+  marks = 0
+  // Written after every stream took its mark, its event lost: only a read up to a later mark finds it.
   rows.push({ id: 2, ts: 2 })
   await doorbell.publish(RESYNC)
   const results = await Promise.all(polls)
   t.ok(results.every((r) => r.length === 1 && r[0] === 2), 'every waiter got the item')
   t.equal(reads, 2, 'one re-read per distinct key and cursor, not one per waiter')
+  t.equal(marks, 1, 'one mark for the resync, taken after it, shared by every stream it reached')
 })
 
 t.test('the waiter registry releases every pending poll at shutdown, then refuses new streams', async (t) => {
