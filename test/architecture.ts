@@ -160,3 +160,13 @@ t.test('no module-level mutable registries in lib/', async (t) => {
   t.same(found.filter((entry) => !(entry in MODULE_STATE_ALLOWED)), [], 'module-level state not on the list')
   t.same(Object.keys(MODULE_STATE_ALLOWED).filter((entry) => !found.includes(entry)), [], 'list entries still present (remove the stale ones)')
 })
+
+t.test('core/realtime imports nothing from commands/ or notifications/ (issue #24)', async (t) => {
+  const graph = importGraph()
+  const realtime = [...graph.keys()].filter((name) => name.startsWith('core/realtime/'))
+  t.ok(realtime.length > 10, `read ${realtime.length} realtime files`)
+  const crossing = realtime.flatMap((name) => graph.get(name)!
+    .filter((target) => target.startsWith('core/commands/') || target.startsWith('core/notifications/'))
+    .map((target) => `${name} -> ${target}`))
+  t.same(crossing, [], 'the log, its records and its streams stand on their own')
+})

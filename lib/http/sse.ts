@@ -69,7 +69,7 @@ export function sendEventStream (reply: FastifyReply, stream: MessageStream<obje
   }, heartbeatMs)
   heartbeat.unref()
   res.on('close', finish)
-  stream.onClose = finish
+  stream.onClose(finish)
 
   const waitForDrain = (): Promise<void> => new Promise<void>((resolve) => {
     const timer = setTimeout(() => {

@@ -1,43 +1,9 @@
-import type { JsonObject, Page } from '../values.js'
-import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
+import type { Page } from '../values.js'
+import type { MessageScope } from '../realtime/message-filter.js'
+import type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
 
-export interface CommandRecord {
-  id: number
-  command: string
-  deviceId: string
-  networkId: number
-  deviceTypeId: number
-  userId: number | null
-  parameters: JsonObject | null
-  lifetime: number | null
-  status: string | null
-  result: JsonObject | null
-  /**
-   * Epoch ms: the message clock's stamp of the insert (`stamp`), a client's timestamp kept only
-   * when the clock could take it (client-timestamp.ts). Rows stored before issue #23 may hold a
-   * client timestamp in the table; the repositories answer their stamp.
-   */
-  timestamp: number
-  lastUpdated: number
-  /** Internal (§6.4): true after the first update; never serialised. */
-  isUpdated: boolean
-  /**
-   * Internal, never serialised: the message clock's stamp of the insert (server time, strictly
-   * increasing in commit order), the poll cursor. Equal to `timestamp` (issue #23).
-   */
-  stamp: number
-}
-
-/** A command to insert: the stored fields less what the server assigns. */
-export type NewCommand = Omit<CommandRecord, 'id' | 'timestamp' | 'lastUpdated' | 'isUpdated' | 'stamp'> & {
-  /** Client-given timestamp: a wish for the clock's reading (client-timestamp.ts), not stored as such. */
-  timestamp?: number
-}
-
-export interface CommandPatch {
-  status?: string
-  result?: JsonObject
-}
+export type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
+export { commandExpired } from '../realtime/message-records.js'
 
 export interface CommandQuery extends Page, MessageScope {
   start?: number
@@ -45,26 +11,6 @@ export interface CommandQuery extends Page, MessageScope {
   command?: string
   status?: string
   sortField: 'timestamp' | 'command' | 'status'
-}
-
-export interface CommandBacklogQuery extends MessageSelector {
-  /** Items strictly after this (the insert's `stamp`, or lastUpdated when `updated`). */
-  after: number
-  /** And at or below this stamp (a doorbell's mark, where commits land out of stamp order). */
-  upTo?: number
-  limit: number
-  /** `returnUpdatedCommands`: updated commands by `lastUpdated` instead of inserts. */
-  updated: boolean
-  /** R7: commands whose lifetime has passed by `now` without an update are left out. */
-  now: number
-}
-
-/** Where the store stood when a waiter subscribed (see long-poll.ts). */
-export interface HighWater {
-  /** Largest id committed. */
-  id: number
-  /** The message clock: the last server-assigned timestamp. */
-  clock: number
 }
 
 /**
@@ -92,18 +38,6 @@ export interface CommandRepository {
    */
   findForDevice(deviceId: string, id: number): Promise<CommandRecord | undefined>
   query(filter: CommandQuery): Promise<CommandRecord[]>
-  /** Poll backlog: oldest first, at most `limit`. */
-  backlog(query: CommandBacklogQuery): Promise<CommandRecord[]>
-  highWater(): Promise<HighWater>
   /** Deletes up to `batch` commands last written before `before`; returns how many. */
   prune(before: number, batch: number): Promise<number>
-}
-
-/**
- * R7: a command whose lifetime has passed without an update is not handed to pollers. The
- * lifetime counts from the server's stamp, never a client's timestamp; `0`, like null, is no
- * lifetime (DeviceHive stores it and never expires the command), over REST and WebSocket alike.
- */
-export function commandExpired (command: Pick<CommandRecord, 'lifetime' | 'stamp' | 'isUpdated'>, now: number): boolean {
-  return command.lifetime !== null && command.lifetime > 0 && !command.isUpdated && command.stamp + command.lifetime * 1000 < now
 }

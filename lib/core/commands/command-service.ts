@@ -2,37 +2,32 @@
  * Device commands (spec §6.2-§6.8): query, get, insert, update, long polls and the wait for
  * a command's result. Inserts and updates are appended to the message log (message-log.ts), which announces them.
  */
-import { logHighWater, quietAfter } from '../realtime/log-mark.js'
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
-import { revokesPrincipal } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, notFound } from '../errors.js'
 import type { JsonObject } from '../ports.js'
 import type { Cancellation } from '../realtime/cancellation.js'
-import type { MessageEvent, RevokeEvent } from '../realtime/bus.js'
-import type { RoutingKeys } from '../realtime/router.js'
-import { routingKeys } from '../realtime/router.js'
+import type { LogCursor } from '../realtime/log-cursor.js'
+import { cursorAtClock } from '../realtime/log-cursor.js'
 import { longPoll } from '../realtime/long-poll.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
-import { inMessageScope, nameSelected } from '../realtime/message-filter.js'
 import { namesOf, parseLimit, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createEventLoader } from '../realtime/shared-read.js'
 import { sharedViews } from '../realtime/shared-view.js'
-import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
+import type { MessageStream } from '../realtime/message-stream.js'
 import { openMessageStream } from '../realtime/message-stream.js'
+import { createStreamSpec } from '../realtime/message-stream-spec.js'
 import type { SubscribeTargets } from '../realtime/subscribe-scope.js'
 import { resolveSubscribeTargets } from '../realtime/subscribe-scope.js'
-import type { HighWater } from './command-ports.js'
 import { parseTimestamp } from '../time.js'
 import { jsonObjectOrNull, optionalInteger, optionalString, requireBody } from '../validation.js'
 import type { CommandRecord, NewCommand } from './command-ports.js'
 import type { CommandInsertBody, CommandUpdateBody } from './command-schemas.js'
-import { commandExpired } from './command-ports.js'
 import type { CommandInsertView, CommandView } from './command-views.js'
 import { commandInsertView, commandView } from './command-views.js'
 
@@ -100,108 +95,6 @@ const SORT_FIELDS = { timestamp: 'timestamp', command: 'command', status: 'statu
 /** Default backlog of a command subscription (`limit`, auth spec §6.7). */
 const SUBSCRIBE_BACKLOG = 20
 
-/** What a command stream reads beyond its selector. */
-interface CommandStreamOptions {
-  /** Command updates (`returnUpdatedCommands`) instead of inserts. */
-  updated: boolean
-  /** Backlog cursor (epoch ms); absent = live only. */
-  after?: number
-  backlogLimit: number
-  /** A long poll reads its whole answer as one page. */
-  pageSize?: number
-  /** Only this command's updates (`GET …/command/{id}/poll`). */
-  commandId?: number
-  /** Replaces the high-water read (the wait reads its command instead: one query, not two). */
-  highWater?: () => Promise<HighWater>
-}
-
-/**
- * The rules of one command stream, for subscriptions and long polls alike (one object,
- * prototype methods: thousands of polls may be parked).
- */
-class CommandStream implements MessageStreamSpec<CommandRecord, CommandView> {
-  readonly router: ServiceContext['router']
-  readonly waiters: ServiceContext['waiters']
-  readonly keys: RoutingKeys
-  readonly after: number | undefined
-  readonly backlogLimit: number
-  readonly pageSize: number | undefined
-  private readonly kind: 'command' | 'command-update'
-  private readonly updated: boolean
-  private readonly commandId: number | undefined
-  private readonly mark: (() => Promise<HighWater>) | undefined
-
-  constructor (
-    private readonly ctx: ServiceContext,
-    readonly load: (event: MessageEvent) => Promise<CommandRecord | undefined>,
-    private readonly selector: MessageSelector,
-    options: CommandStreamOptions,
-    private readonly principal: Principal | undefined
-  ) {
-    this.router = ctx.router
-    this.waiters = ctx.waiters
-    this.updated = options.updated
-    this.after = options.after
-    this.backlogLimit = options.backlogLimit
-    this.pageSize = options.pageSize
-    this.commandId = options.commandId
-    this.mark = options.highWater
-    this.kind = options.updated ? 'command-update' : 'command'
-    this.keys = routingKeys([this.kind], selector)
-  }
-
-  resyncKey (): string {
-    return JSON.stringify([this.kind, this.commandId, this.selector])
-  }
-
-  revokedBy (event: RevokeEvent): boolean {
-    return revokesPrincipal(event, this.principal)
-  }
-
-  routes (event: MessageEvent): boolean {
-    if (this.commandId !== undefined && event.id !== this.commandId) return false
-    return event.kind === this.kind && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
-  }
-
-  async highWater (): Promise<HighWater> {
-    if (this.mark !== undefined) return this.mark()
-    return await logHighWater(this.ctx.log, 'command') ?? await this.ctx.store.commands.highWater()
-  }
-
-  quiet (after: number): boolean {
-    return quietAfter(this.ctx.log, this.kind, this.selector.deviceIds, after)
-  }
-
-  // Up to the log's mark when it keeps one: above it a row may sit past a hole still being written.
-  readAfter (after: number, limit: number): Promise<CommandRecord[]> {
-    const upTo = this.ctx.log.markNow()?.clock
-    return this.ctx.store.commands.backlog({ ...this.selector, after, upTo, limit, updated: this.updated, now: this.ctx.clock.now() })
-  }
-
-  matches (c: CommandRecord): boolean {
-    if (this.commandId !== undefined && c.id !== this.commandId) return false
-    if (!inMessageScope(this.selector, c) || !nameSelected(this.selector.names, c.command)) return false
-    return this.updated ? c.isUpdated : !commandExpired(c, this.ctx.clock.now())
-  }
-
-  fresh (c: CommandRecord, mark: HighWater): boolean {
-    return this.updated ? c.lastUpdated > mark.clock : c.id > mark.id
-  }
-
-  // Server-assigned either way (the insert stamp, or the update's): never a client timestamp.
-  cursorOf (c: CommandRecord): number {
-    return this.updated ? c.lastUpdated : c.stamp
-  }
-
-  view (c: CommandRecord): CommandView {
-    return sharedView(c)
-  }
-
-  keyOf (c: CommandRecord): string | number {
-    return this.updated ? `${c.id}:${c.lastUpdated}` : c.id
-  }
-}
-
 /** One view per record, shared by every stream the record is delivered to. */
 const sharedView = sharedViews(commandView)
 
@@ -218,9 +111,9 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     const limit = parseLimit(options.limit, ctx.limits.maxTake)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
-    const updated = options.returnUpdatedCommands === true
-    const streamOptions = { updated, after: options.timestamp, backlogLimit: limit, pageSize: limit }
-    const spec = new CommandStream(ctx, load, selector, streamOptions, principal)
+    const kind = options.returnUpdatedCommands === true ? 'command-update' : 'command'
+    const after = options.timestamp === undefined ? undefined : cursorAtClock(options.timestamp)
+    const spec = createStreamSpec(ctx, kind, { selector, principal, load, view: sharedView, after, backlogLimit: limit, pageSize: limit })
     // No await: a parked poll should not keep a suspended frame alive.
     return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
@@ -228,19 +121,22 @@ export function createCommandService (ctx: ServiceContext): CommandService {
   return {
     async subscribe (principal, input) {
       const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceCommand, input)
-      const updated = input.returnUpdatedCommands === true
-      const options = { updated, after: input.after, backlogLimit: input.backlogLimit ?? SUBSCRIBE_BACKLOG }
-      const stream = await openMessageStream(new CommandStream(ctx, load, selector, options, principal))
+      const kind = input.returnUpdatedCommands === true ? 'command-update' : 'command'
+      const after = input.after === undefined ? undefined : cursorAtClock(input.after)
       // A device listening for its own commands (one device, inserts) is present while the stream is open.
-      if (!updated && selector.deviceIds?.length === 1 && input.deviceId !== undefined) {
-        const closed = ctx.presence.connectionOpened(input.deviceId)
-        const close = stream.close.bind(stream)
-        // Every way a stream ends (client, shutdown, error) goes through close().
-        stream.close = () => {
-          closed()
-          close()
-        }
-      }
+      const device = kind === 'command' && selector.deviceIds?.length === 1 ? input.deviceId : undefined
+      let present: (() => void) | undefined
+      const stream = await openMessageStream(createStreamSpec(ctx, kind, {
+        selector,
+        principal,
+        load,
+        view: sharedView,
+        after,
+        backlogLimit: input.backlogLimit ?? SUBSCRIBE_BACKLOG,
+        // Every way a stream ends (client, shutdown, error) closes it once.
+        onClose: () => present?.()
+      }))
+      if (device !== undefined && !stream.closed) present = ctx.presence.connectionOpened(device)
       return stream
     },
 
@@ -334,15 +230,16 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       // Register first, then look: the lookup is the stream's mark. An update committed after it
       // is stamped later and arrives live; one committed before it is seen by the lookup.
       let command: CommandRecord | undefined
-      const highWater = async (): Promise<HighWater> => {
+      const openMark = async (): Promise<LogCursor> => {
         command = await store.commands.findForDevice(input.deviceId, id)
         // Not `lastUpdated`: before the first update it is the insert's `timestamp`, which a
         // client may have set to any time. Every update is stamped later than the insert's stamp.
-        return { id: 0, clock: command === undefined ? Number.MAX_SAFE_INTEGER : command.isUpdated ? command.lastUpdated : command.stamp }
+        return cursorAtClock(command === undefined ? Number.MAX_SAFE_INTEGER : command.isUpdated ? command.lastUpdated : command.stamp)
       }
       const selector: MessageSelector = { scope: principal!.scope, deviceIds: [input.deviceId] }
-      const streamOptions = { updated: true, backlogLimit: 0, commandId: id, highWater }
-      const stream = await openMessageStream(new CommandStream(ctx, load, selector, streamOptions, principal))
+      const stream = await openMessageStream(createStreamSpec(ctx, 'command-update', {
+        selector, principal, load, view: sharedView, backlogLimit: 0, commandId: id, openMark
+      }))
       const found = command as CommandRecord | undefined
       // Unknown for this device: 204 at once (§6.8); already updated: at once.
       if (found === undefined || found.isUpdated) {

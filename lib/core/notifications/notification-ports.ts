@@ -1,43 +1,15 @@
-import type { HighWater, StoreRing } from '../commands/command-ports.js'
-import type { JsonObject, Page } from '../values.js'
-import type { MessageScope, MessageSelector } from '../realtime/message-filter.js'
+import type { StoreRing } from '../commands/command-ports.js'
+import type { Page } from '../values.js'
+import type { MessageScope } from '../realtime/message-filter.js'
+import type { NewNotification, NotificationRecord } from '../realtime/message-records.js'
 
-export interface NotificationRecord {
-  id: number
-  notification: string
-  deviceId: string
-  /** Null only for rows imported from DeviceHive; devicehub fills both (R3). */
-  networkId: number | null
-  deviceTypeId: number | null
-  timestamp: number
-  parameters: JsonObject | null
-  /** Internal, never serialised: the message clock's stamp of the insert, the poll cursor (see CommandRecord.stamp). */
-  stamp: number
-}
-
-export interface NewNotification {
-  notification: string
-  deviceId: string
-  networkId: number | null
-  deviceTypeId: number | null
-  parameters: JsonObject | null
-  /** Client-given timestamp (epoch ms): a wish for the clock's reading (client-timestamp.ts), not stored as such. */
-  timestamp?: number
-}
+export type { NewNotification, NotificationRecord } from '../realtime/message-records.js'
 
 export interface NotificationQuery extends Page, MessageScope {
   start?: number
   end?: number
   notification?: string
   sortField: 'timestamp' | 'notification'
-}
-
-export interface NotificationBacklogQuery extends MessageSelector {
-  /** Items whose `stamp` is strictly after this. */
-  after: number
-  /** And at or below this stamp (a doorbell's mark, where commits land out of stamp order). */
-  upTo?: number
-  limit: number
 }
 
 export interface NotificationRepository {
@@ -53,7 +25,5 @@ export interface NotificationRepository {
   /** The notification `id` of the device that now has `deviceId` (never an earlier device's). */
   findForDevice(deviceId: string, id: number): Promise<NotificationRecord | undefined>
   query(filter: NotificationQuery): Promise<NotificationRecord[]>
-  backlog(query: NotificationBacklogQuery): Promise<NotificationRecord[]>
-  highWater(): Promise<HighWater>
   prune(before: number, batch: number): Promise<number>
 }

@@ -1,30 +1,26 @@
 /**
  * Device notifications (spec §6.9-§6.13): query, get, insert and long polls.
  */
-import { logHighWater, quietAfter } from '../realtime/log-mark.js'
 import { Action } from '../auth/actions.js'
 import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
-import { revokesPrincipal } from '../auth/revocations.js'
 import type { ServiceContext } from '../context.js'
 import type { DeviceCheck } from '../devices/device-access.js'
 import { loadDeviceInScope, loadDeviceOrNotFound } from '../devices/device-access.js'
 import { badRequest, forbidden, notFound } from '../errors.js'
 import type { Cancellation } from '../realtime/cancellation.js'
-import type { MessageEvent, RevokeEvent } from '../realtime/bus.js'
-import type { RoutingKeys } from '../realtime/router.js'
-import { routingKeys } from '../realtime/router.js'
+import { cursorAtClock } from '../realtime/log-cursor.js'
 import { longPoll } from '../realtime/long-poll.js'
-import type { HighWater } from '../commands/command-ports.js'
 import type { MessageSelector } from '../realtime/message-filter.js'
-import { SYSTEM_NOTIFICATIONS, inMessageScope, nameSelected } from '../realtime/message-filter.js'
+import { SYSTEM_NOTIFICATIONS } from '../realtime/message-filter.js'
 import { namesOf, parseLimit, parseMessageQuery, parsePathId, parseWaitTimeout } from '../realtime/poll-params.js'
 import type { PollTargets } from '../realtime/poll-scope.js'
 import { resolvePollTargets } from '../realtime/poll-scope.js'
 import { createEventLoader } from '../realtime/shared-read.js'
 import { sharedViews } from '../realtime/shared-view.js'
-import type { MessageStream, MessageStreamSpec } from '../realtime/message-stream.js'
+import type { MessageStream } from '../realtime/message-stream.js'
 import { openMessageStream } from '../realtime/message-stream.js'
+import { createStreamSpec } from '../realtime/message-stream-spec.js'
 import type { SubscribeTargets } from '../realtime/subscribe-scope.js'
 import { resolveSubscribeTargets } from '../realtime/subscribe-scope.js'
 import { formatTimestamp, parseTimestamp } from '../time.js'
@@ -106,80 +102,6 @@ export function notificationView (n: NotificationRecord): NotificationView {
   }
 }
 
-
-
-
-/**
- * The rules of one notification stream, for subscriptions and long polls alike (one object,
- * prototype methods: thousands of polls may be parked).
- */
-class NotificationStream implements MessageStreamSpec<NotificationRecord, NotificationView> {
-  readonly router: ServiceContext['router']
-  readonly waiters: ServiceContext['waiters']
-  readonly keys: RoutingKeys
-
-  constructor (
-    private readonly ctx: ServiceContext,
-    readonly load: (event: MessageEvent) => Promise<NotificationRecord | undefined>,
-    private readonly selector: MessageSelector,
-    readonly after: number | undefined,
-    readonly backlogLimit: number,
-    private readonly principal: Principal | undefined,
-    readonly pageSize?: number
-  ) {
-    this.router = ctx.router
-    this.waiters = ctx.waiters
-    this.keys = routingKeys(['notification'], selector)
-  }
-
-  resyncKey (): string {
-    return JSON.stringify(['notification', this.selector])
-  }
-
-  revokedBy (event: RevokeEvent): boolean {
-    return revokesPrincipal(event, this.principal)
-  }
-
-  routes (event: MessageEvent): boolean {
-    return event.kind === 'notification' && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
-  }
-
-  async highWater (): Promise<HighWater> {
-    return await logHighWater(this.ctx.log, 'notification') ?? await this.ctx.store.notifications.highWater()
-  }
-
-  quiet (after: number): boolean {
-    return quietAfter(this.ctx.log, 'notification', this.selector.deviceIds, after)
-  }
-
-  // Up to the log's mark when it keeps one: above it a row may sit past a hole still being written.
-  readAfter (after: number, limit: number): Promise<NotificationRecord[]> {
-    return this.ctx.store.notifications.backlog({ ...this.selector, after, upTo: this.ctx.log.markNow()?.clock, limit })
-  }
-
-  matches (n: NotificationRecord): boolean {
-    return inMessageScope(this.selector, n) && nameSelected(this.selector.names, n.notification)
-  }
-
-  fresh (n: NotificationRecord, mark: HighWater): boolean {
-    return n.id > mark.id
-  }
-
-  // The server's stamp, never a client-given timestamp: the backlog is read by it (issue #16),
-  // so a resume after it (SSE Last-Event-ID, the next backlog page, a resync) loses nothing.
-  cursorOf (n: NotificationRecord): number {
-    return n.stamp
-  }
-
-  view (n: NotificationRecord): NotificationView {
-    return sharedView(n)
-  }
-
-  keyOf (n: NotificationRecord): number {
-    return n.id
-  }
-}
-
 /** One view per record, shared by every stream the record is delivered to. */
 const sharedView = sharedViews(notificationView)
 
@@ -198,7 +120,8 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
     const limit = parseLimit(options.limit, ctx.limits.maxTake)
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
-    const spec = new NotificationStream(ctx, load, selector, options.timestamp, limit, principal, limit)
+    const after = options.timestamp === undefined ? undefined : cursorAtClock(options.timestamp)
+    const spec = createStreamSpec(ctx, 'notification', { selector, principal, load, view: sharedView, after, backlogLimit: limit, pageSize: limit })
     // No await: a parked poll should not keep a suspended frame alive.
     return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
@@ -212,7 +135,9 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
   return {
     async subscribe (principal, input) {
       const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceNotification, input)
-      return openMessageStream(new NotificationStream(ctx, load, selector, input.after, input.backlogLimit ?? BACKLOG_CAP, principal))
+      const after = input.after === undefined ? undefined : cursorAtClock(input.after)
+      const backlogLimit = input.backlogLimit ?? BACKLOG_CAP
+      return openMessageStream(createStreamSpec(ctx, 'notification', { selector, principal, load, view: sharedView, after, backlogLimit }))
     },
 
     async query (principal, input, check) {

@@ -5,8 +5,7 @@
  * A lost event costs latency, never data: the message log stays the truth (backlogs and resyncs
  * read it). Ordering and marks belong to the log (message-log.ts), not to the bus.
  */
-import type { CommandRecord } from '../commands/command-ports.js'
-import type { NotificationRecord } from '../notifications/notification-ports.js'
+import type { CommandRecord, NotificationRecord } from './message-records.js'
 import type { Store } from '../ports.js'
 
 /** The kinds of message the log holds. */

@@ -1,6 +1,6 @@
 /**
  * The long poll (spec §7.3) as a consumer of the message stream (message-stream.ts): the stream
- * registers in the router, reads the high-water mark and the backlog after the poll's cursor;
+ * registers in the router, takes the log's mark and reads the backlog after the poll's cursor up to it;
  * the poll answers with that backlog page when it is not empty, else with the first live item
  * (or what a resync found), else `[]` after the wait, when the client goes away or at shutdown.
  * The stream is closed on every exit, which removes its listener; no store connection is held
@@ -50,8 +50,8 @@ class Poll<V> {
       this.finish()
       return
     }
-    // Shutdown closes the stream: the poll answers with what it has (nothing).
-    stream.onClose = this.release
+    // Shutdown (or a revoke) closes the stream: the poll answers with what it has (nothing).
+    stream.onClose(this.release)
     if (waitSeconds > 0) {
       this.timer = setTimeout(this.release, waitSeconds * 1000)
       signal?.addEventListener('abort', this.release)
@@ -88,7 +88,7 @@ class Poll<V> {
     this.done = true
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.options.signal?.removeEventListener('abort', this.release)
-    this.stream.onClose = undefined
+    // Its close listener (`release`) finds the poll done.
     this.stream.close()
   }
 }

@@ -9,8 +9,7 @@
  * mark); a reader never moves past it, so a stamp drawn but not yet committed is never skipped
  * (issue #24). The message log reads through this port (`MessageLog.readAfter`).
  */
-import type { CommandRecord } from '../commands/command-ports.js'
-import type { NotificationRecord } from '../notifications/notification-ports.js'
+import type { CommandRecord, NotificationRecord } from './message-records.js'
 import type { LogCursor } from './log-cursor.js'
 import type { MessageSelector } from './message-filter.js'
 
@@ -30,6 +29,11 @@ export interface FeedQuery {
    */
   upTo: LogCursor
   limit: number
+  /**
+   * Commands only: leave out those expired at this time (R7, `commandExpired`: a lifetime passed
+   * since the insert's stamp without an update). Absent: every command.
+   */
+  liveAt?: number
 }
 
 export interface MessageFeedRepository {

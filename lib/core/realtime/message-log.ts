@@ -11,17 +11,16 @@
  * a failing batch is retried row by row).
  *
  * Where commits land out of stamp order (PostgreSQL with its bus), a {@link LogOrder} the
- * dialect builds (log-ordering.ts) holds the mark; elsewhere commits follow stamps and the store's own
- * high-water mark is read instead (`mark()` answers undefined).
+ * dialect builds (log-ordering.ts) holds the mark; elsewhere commits follow stamps and the mark is
+ * where the store's feed stands (`store.feed.position()`).
  */
-import type { CommandPatch, CommandRecord, NewCommand } from '../commands/command-ports.js'
-import type { NewNotification, NotificationRecord } from '../notifications/notification-ports.js'
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
 import { createWriteCombiner } from '../write-combiner.js'
 import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
 import type { LogCursor } from './log-cursor.js'
 import type { MessageSelector } from './message-filter.js'
+import type { CommandPatch, CommandRecord, NewCommand, NewNotification, NotificationRecord } from './message-records.js'
 
 /** One write to the log. */
 export type LogWrite =
@@ -66,26 +65,15 @@ export interface MessageLog {
   mark(): Promise<LogCursor>
   /**
    * Messages of `kind` after `after` and at or below `upTo` (a mark), oldest first, at most
-   * `limit`: inserts by stamp, updates by `lastUpdated` (each command's latest update).
+   * `limit`: inserts by stamp, updates by `lastUpdated` (each command's latest update). With
+   * `liveAt`, commands expired by then (R7, `commandExpired`) are left out.
    */
-  readAfter<K extends MessageKind>(kind: K, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number): Promise<Array<RecordOf<K>>>
+  readAfter<K extends MessageKind>(kind: K, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number): Promise<Array<RecordOf<K>>>
   /**
    * The newest stamp released for `deviceId` of `kind`; a one-device reader whose cursor is at or
    * past it has nothing to read up to the mark. Infinity where the log does not know.
    */
   newestFor(kind: MessageKind, deviceId: string): number
-  /**
-   * The mark as it stands, without waiting; undefined where commits follow stamps.
-   *
-   * @deprecated streams move to `mark()` and `readAfter` (#24); then this goes.
-   */
-  markNow(): LogCursor | undefined
-  /**
-   * Resolves once this process's acknowledged writes are in the mark.
-   *
-   * @deprecated folded into `mark()` (#24); then this goes.
-   */
-  caughtUp(): Promise<void>
 }
 
 export interface MessageLogOptions {
@@ -163,13 +151,11 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     return tx !== undefined ? inTx(tx) : store.transaction(inTx)
   }
 
-  const readAfter = (kind: MessageKind, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number): Promise<Array<NotificationRecord | CommandRecord>> => {
-    const query = { selector, after, upTo, limit }
+  const readAfter = (kind: MessageKind, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number): Promise<Array<NotificationRecord | CommandRecord>> => {
+    const query = { selector, after, upTo, limit, liveAt }
     if (kind === 'notification') return store.feed.notifications(query)
     return kind === 'command' ? store.feed.commands(query) : store.feed.updates(query)
   }
-
-  const caughtUp = (): Promise<void> => order === undefined ? Promise.resolve() : order.caughtUp()
 
   return {
     append: append as MessageLog['append'],
@@ -179,8 +165,6 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
       return order.mark()
     },
     readAfter: readAfter as MessageLog['readAfter'],
-    newestFor: (kind, deviceId) => order === undefined ? Number.POSITIVE_INFINITY : order.newestFor(kind, deviceId),
-    markNow: () => order?.mark(),
-    caughtUp
+    newestFor: (kind, deviceId) => order === undefined ? Number.POSITIVE_INFINITY : order.newestFor(kind, deviceId)
   }
 }

@@ -4,23 +4,27 @@
  * rules. Order of work, so that nothing is lost or repeated (R9):
  *
  * 1. register in the hub's router (events published from now on are queued, not lost);
- * 2. read the high-water mark: live items are those committed after it (`fresh`);
- * 3. read the first backlog page after the given cursor (oldest first, pages of 100 up to `backlogLimit`);
+ * 2. take the log's mark (`MessageLog.mark()`): live items are those after it (`fresh`);
+ * 3. read the first backlog page after the given cursor up to the mark (oldest first, pages of 100
+ *    up to `backlogLimit`); what came after the mark arrives live;
  * 4. `start(sink)`: hand over the backlog page by page, then the queued and later live items in
- *    bus order, skipping live items the backlog already delivered.
+ *    bus order, skipping live items a backlog page or a resync read already delivered.
  *
- * No store connection is held between events. A `resync` (events may have been lost)
- * reads again after the newest cursor delivered; streams with the same resync key and cursor
- * share that read. The stream registers in the hub's routing index (router.ts), so an
- * event costs work only for the streams of its device, network or device type.
+ * No store connection is held between events. A `resync` (events may have been lost) reads
+ * again after the newest cursor delivered, up to the log's mark then; streams with the same
+ * resync key and cursor share that read (and all share one mark). The stream registers in the
+ * hub's routing index (router.ts), so an event costs work only for the streams of its device,
+ * network or device type.
  *
  * Every transport consumes it: WebSocket subscriptions and SSE with `start()`, REST long polls
- * with `longPoll()` (long-poll.ts), which takes the first batch and closes the stream.
+ * with `longPoll()` (long-poll.ts), which takes the first batch and closes the stream. The one
+ * spec of both message kinds is built by `createStreamSpec` (message-stream-spec.ts).
  */
-import type { HighWater } from '../commands/command-ports.js'
 import { DeviceHubError } from '../errors.js'
 import type { WaiterRegistry } from './cancellation.js'
 import type { MessageEvent, RevokeEvent } from './bus.js'
+import type { LogCursor } from './log-cursor.js'
+import { cursorAtClock } from './log-cursor.js'
 import type { RoutedEvent, RoutedResync, Router, RoutingKeys } from './router.js'
 
 /** One delivered item and its cursor (epoch ms of the server's stamp: the insert's, or `lastUpdated` for command updates). */
@@ -46,9 +50,12 @@ export interface MessageStreamSpec<R, V> {
   resyncKey?(): string
   /** Cheap check on the event's routing keys, before any read. */
   routes(event: MessageEvent): boolean
-  highWater(): Promise<HighWater>
-  /** Items strictly after `after`, oldest first, at most `limit`. */
-  readAfter(after: number, limit: number): Promise<R[]>
+  /** The log's mark as it stands now (`MessageLog.mark()`): a resync reads up to it. */
+  mark(): Promise<LogCursor>
+  /** Replaces `mark()` at open (the command wait: its command's lookup is its mark, one query). */
+  openMark?(): Promise<LogCursor>
+  /** Items after `after` and at or below `upTo`, oldest first, at most `limit` (`MessageLog.readAfter`). */
+  readAfter(after: LogCursor, upTo: LogCursor, limit: number): Promise<R[]>
   /**
    * Whether the log knows that nothing for this stream was released after `after` (one
    * device, see `MessageLog.newestFor`): the first backlog read is then skipped.
@@ -58,8 +65,8 @@ export interface MessageStreamSpec<R, V> {
   load(event: MessageEvent): Promise<R | undefined>
   /** Filters of a live item (scope at event time, names, lifetime). */
   matches(item: R): boolean
-  /** Whether a live item was committed after the mark (else it belongs to the past). */
-  fresh(item: R, mark: HighWater): boolean
+  /** Whether a live item is after the mark the stream opened at (else the backlog had it). */
+  fresh(item: R, mark: LogCursor): boolean
   cursorOf(item: R): number
   /** The delivered view of a record (memoise it: one view per record for every stream). */
   view(item: R): V
@@ -71,12 +78,14 @@ export interface MessageStreamSpec<R, V> {
    * client authenticate again under its current rights (issue #16).
    */
   revokedBy?(event: RevokeEvent): boolean
-  /** Backlog cursor: items strictly after it; `undefined` = live only. */
-  after?: number
+  /** Backlog cursor: items after it; `undefined` = live only. */
+  after?: LogCursor
   /** Most backlog items delivered (default: all). */
   backlogLimit?: number
   /** Backlog page size (default 100); a long poll reads its whole answer as one page. */
   pageSize?: number
+  /** Called once when the stream closes, before the listeners given to its `onClose` (a device's presence ends). */
+  onClose?(): void
 }
 
 /** Receives items in order; returning a promise holds delivery until it settles (backpressure). */
@@ -94,11 +103,16 @@ export interface MessageStream<V> {
   /** Stops delivery and releases the router listener. Idempotent. */
   close(): void
   readonly closed: boolean
-  /** Called once when the stream closes (by `close()`, shutdown or an error). */
-  onClose?: () => void
+  /**
+   * Calls `listener` once when the stream closes (by `close()`, shutdown, a revoke or an error);
+   * at once when it is closed already. The transport's own hook, not a replaced method.
+   */
+  onClose(listener: () => void): void
 }
 
 const PAGE = 100
+/** The key of the mark every stream a resync reaches reads up to (stream keys are JSON arrays). */
+const RESYNC_MARK = 'mark'
 const ALL_KINDS: RoutingKeys = { kinds: ['command', 'command-update', 'notification'] }
 
 /** One read per resync key and cursor, shared by the streams the resync reaches. */
@@ -146,8 +160,9 @@ export async function openMessageStream<R, V> (spec: MessageStreamSpec<R, V>): P
 /** One stream as one object with prototype methods: thousands may be open at once. */
 class Stream<R, V> implements MessageStream<V> {
   closed = false
-  onClose?: () => void
-  private mark: HighWater = { id: 0, clock: 0 }
+  /** Called once at close; most streams have one (their transport's). */
+  private closeListeners: Array<() => void> | undefined
+  private mark: LogCursor = cursorAtClock(0)
   /** The backlog page read and not yet delivered. */
   private backlog: R[] = []
   /** Backlog items still allowed after this page (the cap), and whether the store may hold more. */
@@ -174,8 +189,8 @@ class Stream<R, V> implements MessageStream<V> {
 
   async open (): Promise<void> {
     const { spec } = this
-    this.mark = await spec.highWater()
-    this.last = Math.max(this.mark.clock, spec.after ?? 0)
+    this.mark = await (spec.openMark ?? spec.mark).call(spec)
+    this.last = Math.max(this.mark.clock, spec.after?.clock ?? 0)
     if (spec.after !== undefined) {
       this.remaining = spec.backlogLimit ?? Number.POSITIVE_INFINITY
       await this.readPage(spec.after)
@@ -187,16 +202,16 @@ class Stream<R, V> implements MessageStream<V> {
     }
   }
 
-  /** Reads the next backlog page (at most 100, within the cap) after `after`. */
-  private async readPage (after: number): Promise<void> {
-    if (after >= this.mark.clock || this.spec.quiet?.(after) === true) {
+  /** Reads the next backlog page (at most 100, within the cap) after `after`, up to the mark. */
+  private async readPage (after: LogCursor): Promise<void> {
+    if (after.clock >= this.mark.clock || this.spec.quiet?.(after.clock) === true) {
       // Nothing is committed between the cursor and the mark (for this stream); everything later
       // arrives live. A client re-polling with its newest cursor costs no read.
       this.more = false
       return
     }
     const want = Math.min(this.spec.pageSize ?? PAGE, this.remaining)
-    const page = want > 0 ? await this.spec.readAfter(after, want) : []
+    const page = want > 0 ? await this.spec.readAfter(after, this.mark, want) : []
     this.remaining -= page.length
     this.more = page.length === want && this.remaining > 0
     if (page.length > 0) this.pageAfter = this.spec.cursorOf(page[page.length - 1]!)
@@ -204,6 +219,11 @@ class Stream<R, V> implements MessageStream<V> {
       if (this.spec.fresh(item, this.mark)) (this.seen ??= new Set()).add(this.spec.keyOf(item))
     }
     this.backlog = page
+  }
+
+  onClose (listener: () => void): void {
+    if (this.closed) listener()
+    else (this.closeListeners ??= []).push(listener)
   }
 
   start (sink: StreamSink<V>, onError?: (error: unknown) => void, onBatch?: () => void): void {
@@ -243,11 +263,18 @@ class Stream<R, V> implements MessageStream<V> {
     if (this.sink !== undefined) void this.drain()
   }
 
-  /** Reads after the newest cursor delivered; shared with the streams of equal key and cursor. */
+  /**
+   * Reads after the newest cursor delivered, up to the log's mark as the resync found it (one
+   * mark for every stream it reaches: taken after the resync, so whatever lies above it arrives
+   * live after the resync); shared with the streams of equal key and cursor.
+   */
   private resyncRead (event: RoutedResync): Promise<R[]> {
     const after = this.last
     const key = this.spec.resyncKey?.()
-    const read = (): Promise<R[]> => this.spec.readAfter(after, PAGE)
+    const read = async (): Promise<R[]> => {
+      const upTo = await sharedResyncRead(event, RESYNC_MARK, () => this.spec.mark())
+      return this.spec.readAfter(cursorAtClock(after), upTo, PAGE)
+    }
     return key === undefined ? read() : sharedResyncRead(event, `${key}@${after}`, read)
   }
 
@@ -265,7 +292,7 @@ class Stream<R, V> implements MessageStream<V> {
             await this.deliver(item)
           }
           this.onBatch?.()
-          if (this.more && !this.closed) await this.readPage(this.pageAfter)
+          if (this.more && !this.closed) await this.readPage(cursorAtClock(this.pageAfter))
           continue
         }
         if (this.queue.length === 0) {
@@ -313,7 +340,10 @@ class Stream<R, V> implements MessageStream<V> {
     this.backlog = []
     this.unsubscribe()
     if (this.registered) this.spec.waiters!.remove(this.release)
-    this.onClose?.()
+    this.spec.onClose?.()
+    const listeners = this.closeListeners
+    this.closeListeners = undefined
+    if (listeners !== undefined) for (const listener of listeners) listener()
   }
 }
 
@@ -328,11 +358,7 @@ export async function * iterateStream<V> (stream: MessageStream<V>): AsyncGenera
   const buffer: Array<StreamItem<V>> = []
   let wake: (() => void) | undefined
   let failure: { error: unknown } | undefined
-  const previous = stream.onClose
-  stream.onClose = () => {
-    previous?.()
-    wake?.()
-  }
+  stream.onClose(() => wake?.())
   stream.start((item) => {
     buffer.push(item)
     wake?.()

@@ -5,7 +5,7 @@ import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } fro
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
 import { clockReading } from '../../core/realtime/client-timestamp.js'
-import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
+import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, selectorWhere } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
 
 export interface CommandRow {
@@ -129,34 +129,6 @@ export function createCommandRepository (db: Kysely<Database>, writes?: MessageW
       else query = query.orderBy('clock_ts', order)
       const rows = await applyPage(query.orderBy('id', order), filter).execute()
       return rows.map(toCommandRecord)
-    },
-
-    async backlog (q) {
-      if (q.limit <= 0) return []
-      // Inserts by the server's stamp, never a client-given timestamp (issue #16); lastUpdated
-      // is always the server's.
-      const column = q.updated ? 'last_updated' : 'clock_ts'
-      let query = messaging(db).selectFrom('commands').selectAll()
-        .where(selectorWhere(q, 'command'))
-        .where(column, '>', q.after)
-        .$if(q.upTo !== undefined, (query) => query.where(column, '<=', q.upTo!))
-      if (q.updated) query = query.where('is_updated', '=', encodeBool(true))
-      else {
-        // R7: an expired, never-updated command is not handed out (commandExpired: from the
-        // server's stamp; a lifetime of 0 is none).
-        query = query.where((eb) => eb.or([
-          eb('lifetime', 'is', null),
-          eb('lifetime', '=', 0),
-          eb('is_updated', '=', encodeBool(true)),
-          eb(sql<number>`clock_ts + lifetime * 1000`, '>=', q.now)
-        ]))
-      }
-      const rows = await query.orderBy(column, 'asc').orderBy('id', 'asc').limit(q.limit).execute()
-      return rows.map(toCommandRecord)
-    },
-
-    async highWater () {
-      return readHighWater(db, 'commands')
     },
 
     async prune (before, batch) {

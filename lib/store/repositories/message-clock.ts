@@ -4,7 +4,6 @@
  */
 import type { Kysely, RawBuilder, SqlBool } from 'kysely'
 import { sql } from 'kysely'
-import type { HighWater } from '../../core/commands/command-ports.js'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
 import type { Database } from '../database.js'
@@ -42,18 +41,6 @@ export async function nextMessageTimestamp (db: Kysely<Database>, now: number, c
     .returning('last_ts')
     .executeTakeFirstOrThrow()
   return Number(row.last_ts)
-}
-
-/**
- * Where a message table stands, in one statement: its largest id and the message clock. Each
- * only grows, so no transaction is needed; the waiter reads it after subscribing.
- */
-export async function readHighWater (db: Kysely<Database>, table: 'commands' | 'notifications'): Promise<HighWater> {
-  const row = await messaging(db).selectFrom('message_clock')
-    .select([sql<number | null>`(select max(id) from ${sql.table(table)})`.as('max_id'), 'last_ts'])
-    .where('id', '=', 1)
-    .executeTakeFirst()
-  return { id: Number(row?.max_id ?? 0), clock: Number(row?.last_ts ?? 0) }
 }
 
 /** Runs `fn` in a transaction unless `db` already is one. */

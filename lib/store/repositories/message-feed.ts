@@ -4,7 +4,7 @@
  * their rows commit: on PostgreSQL a row above the mark may sit past a stamp still being written,
  * and a reader that took it would move its cursor past that stamp for good (issue #24).
  */
-import type { Kysely } from 'kysely'
+import type { Kysely, RawBuilder, SqlBool } from 'kysely'
 import { sql } from 'kysely'
 import type { FeedQuery, MessageFeedRepository } from '../../core/realtime/message-feed.js'
 import { encodeBool } from '../codec.js'
@@ -12,6 +12,14 @@ import type { Database } from '../database.js'
 import { messaging, selectorWhere } from './message-clock.js'
 import { toCommandRecord } from './commands.js'
 import { toNotificationRecord } from './notifications.js'
+
+/**
+ * R7 (`commandExpired`): a command is live at `now` unless its lifetime (from the server's stamp;
+ * 0, like null, is none) has passed without an update.
+ */
+function unexpiredAt (now: number): RawBuilder<SqlBool> {
+  return sql<SqlBool>`(lifetime is null or lifetime = 0 or is_updated = ${encodeBool(true)} or clock_ts + lifetime * 1000 >= ${now})`
+}
 
 export function createMessageFeedRepository (db: Kysely<Database>): MessageFeedRepository {
   return {
@@ -45,6 +53,7 @@ export function createMessageFeedRepository (db: Kysely<Database>): MessageFeedR
         .where('clock_ts', '>', q.after.clock)
         .where('clock_ts', '<=', q.upTo.clock)
         .$if(q.after.command > 0, (query) => query.where('id', '>', q.after.command))
+        .$if(q.liveAt !== undefined, (query) => query.where(unexpiredAt(q.liveAt!)))
         .orderBy('clock_ts', 'asc').orderBy('id', 'asc').limit(q.limit).execute()
       return rows.map(toCommandRecord)
     },

@@ -4,7 +4,7 @@ import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
-import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, readHighWater, selectorWhere } from './message-clock.js'
+import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, selectorWhere } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
 
 export interface NotificationRow {
@@ -110,23 +110,6 @@ export function createNotificationRepository (db: Kysely<Database>, writes?: Mes
       query = filter.sortField === 'notification' ? query.orderBy('notification', order) : query.orderBy('clock_ts', order)
       const rows = await applyPage(query.orderBy('id', order), filter).execute()
       return rows.map(toNotificationRecord)
-    },
-
-    async backlog (q) {
-      if (q.limit <= 0) return []
-      // By the server's stamp, never a client-given timestamp (issue #16).
-      const rows = await messaging(db).selectFrom('notifications').selectAll()
-        .where(selectorWhere(q, 'notification'))
-        .where('clock_ts', '>', q.after)
-        .$if(q.upTo !== undefined, (query) => query.where('clock_ts', '<=', q.upTo!))
-        .orderBy('clock_ts', 'asc').orderBy('id', 'asc')
-        .limit(q.limit)
-        .execute()
-      return rows.map(toNotificationRecord)
-    },
-
-    async highWater () {
-      return readHighWater(db, 'notifications')
     },
 
     async prune (before, batch) {

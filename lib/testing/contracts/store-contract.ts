@@ -483,6 +483,25 @@ function messageAndSettingChecks (check: Register): void {
     same(ids(await store.feed.commands({ selector, after: { clock: 0, notification: 0, command: c[1]!.id }, upTo: position, limit })), ids(c.slice(2)), 'commands: after the cursor\'s id')
   })
 
+  check('feed: with liveAt, commands expired by then are left out (R7)', async ({ store }) => {
+    const networkId = await store.networks.insert({ name: 'live-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'live-type', description: null })
+    await store.devices.insert({ id: 'live-dev', name: 'Live', data: null, networkId, deviceTypeId, isBlocked: false })
+    const command = { deviceId: 'live-dev', networkId, deviceTypeId, parameters: null, userId: null, status: null, result: null }
+    const now = Date.now()
+    const short = await store.commands.insert({ ...command, command: 'short', lifetime: 1 }, now)
+    const none = await store.commands.insert({ ...command, command: 'none', lifetime: 0 }, now)
+    const forever = await store.commands.insert({ ...command, command: 'forever', lifetime: null }, now)
+    const answered = await store.commands.insert({ ...command, command: 'answered', lifetime: 1 }, now)
+    await store.commands.update('live-dev', answered.id, { status: 'done' }, now)
+    const query = { selector: { scope: FULL_SCOPE, deviceIds: ['live-dev'] }, after: LOG_ORIGIN, upTo: await store.feed.position(), limit: 10 }
+    const names = async (liveAt?: number): Promise<string[]> => (await store.feed.commands({ ...query, liveAt })).map((c) => c.command)
+    same(await names(), ['short', 'none', 'forever', 'answered'], 'without liveAt: every command')
+    same(await names(short.stamp + 1000), ['short', 'none', 'forever', 'answered'], 'live until its lifetime has passed')
+    same(await names(short.stamp + 1001), ['none', 'forever', 'answered'], 'then left out; 0 and null are no lifetime, an update keeps it')
+    assert.ok(none.id < forever.id)
+  })
+
   check('configuration: put creates then bumps, get, delete', async ({ store }) => {
     assert.equal(await store.configuration.get('key'), undefined)
     same(await store.configuration.put('key', 'one'), { name: 'key', value: 'one', entityVersion: 0 })
@@ -638,7 +657,7 @@ function purgeAndDurabilityChecks (check: Register): void {
     assert.equal(await store.notifications.findForDevice('namesake', oldNotifications[0]!.id), undefined)
     const scope = { networkIds: 'all', deviceTypeIds: 'all' } as const
     same(await store.commands.query({ scope, deviceIds: ['namesake'], sortField: 'timestamp', take: 100 }), [])
-    same(await store.notifications.backlog({ scope, deviceIds: ['namesake'], names: ['old'], after: 0, limit: 100 }), [])
+    same(await store.feed.notifications({ selector: { scope, deviceIds: ['namesake'], names: ['old'] }, after: LOG_ORIGIN, upTo: await store.feed.position(), limit: 100 }), [])
     assert.equal(await store.commands.update('namesake', old.id, { status: 'x' }, LATE), undefined, 'nor update it')
     const fresh = await store.commands.insert({ command: 'new', deviceId: 'namesake', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null, result: null }, LATE)
     match(await store.commands.findForDevice('namesake', fresh.id), { command: 'new' })

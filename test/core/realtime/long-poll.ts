@@ -1,6 +1,7 @@
 /** The long poll as the first batch of a message stream: backlog, first live item, resync, release. */
 import t from 'tap'
-import type { HighWater } from '../../../lib/core/commands/command-ports.js'
+import type { LogCursor } from '../../../lib/core/realtime/log-cursor.js'
+import { cursorAtClock } from '../../../lib/core/realtime/log-cursor.js'
 import type { BusEvent, MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createWaiterRegistry } from '../../../lib/core/realtime/cancellation.js'
 import type { WaiterRegistry } from '../../../lib/core/realtime/cancellation.js'
@@ -33,11 +34,11 @@ function spec (rows: Row[], doorbell: MemoryDoorbell, over: Partial<MessageStrea
   return {
     router: routerOf(doorbell),
     routes: () => true,
-    highWater: async (): Promise<HighWater> => ({ id: Math.max(0, ...rows.map((r) => r.id)), clock: Math.max(0, ...rows.map((r) => r.ts)) }),
-    readAfter: async (after, limit) => rows.filter((r) => r.ts > after).slice(0, limit),
+    mark: async (): Promise<LogCursor> => ({ notification: Math.max(0, ...rows.map((r) => r.id)), command: 0, clock: Math.max(0, ...rows.map((r) => r.ts)) }),
+    readAfter: async (after, upTo, limit) => rows.filter((r) => r.ts > after.clock && r.ts <= upTo.clock).slice(0, limit),
     load: async (e) => rows.find((r) => r.id === e.id),
     matches: () => true,
-    fresh: (r, mark) => r.id > mark.id,
+    fresh: (r, mark) => r.id > mark.notification,
     cursorOf: (r) => r.ts,
     view: (r) => r.id,
     keyOf: (r) => r.id,
@@ -54,8 +55,8 @@ const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve,
 t.test('the backlog after the cursor is answered at once, as one batch', async (t) => {
   const doorbell = createMemoryDoorbell()
   const rows = [1, 2, 3, 4].map((id) => ({ id, ts: id }))
-  t.same(await poll(spec(rows, doorbell, { after: 1, backlogLimit: 2, pageSize: 2 }), { waitSeconds: 30 }), [2, 3], 'up to the limit')
-  t.same(await poll(spec(rows, doorbell, { after: 4, backlogLimit: 100 }), { waitSeconds: 0 }), [], 'nothing after the cursor, no wait: []')
+  t.same(await poll(spec(rows, doorbell, { after: cursorAtClock(1), backlogLimit: 2, pageSize: 2 }), { waitSeconds: 30 }), [2, 3], 'up to the limit')
+  t.same(await poll(spec(rows, doorbell, { after: cursorAtClock(4), backlogLimit: 100 }), { waitSeconds: 0 }), [], 'nothing after the cursor, no wait: []')
   t.equal(routerOf(doorbell).size, 0, 'every stream closed')
 })
 
@@ -90,7 +91,7 @@ t.test('a doorbell that rings during the backlog read is not lost; the first acc
   const rows: Row[] = []
   const answer = poll(spec(rows, doorbell, {
     // Below the mark (0): a cursor at or past the mark skips the read, and with it this race.
-    after: -1,
+    after: cursorAtClock(-1),
     routes: (e) => e.id !== 2,
     matches: (r) => r.id !== 1,
     readAfter: async () => {
@@ -126,26 +127,38 @@ t.test('a revoke for the caller answers [] (the next poll authenticates again)',
   t.equal(doorbell.size, 0)
 })
 
-t.test('a resync answers with what was written without a doorbell; equal keys share one read', async (t) => {
+t.test('a resync answers with what was written without a doorbell; equal keys share one read, all one mark', async (t) => {
   const doorbell = createMemoryDoorbell()
   const rows: Row[] = [{ id: 1, ts: 1 }]
   let reads = 0
-  const keyed = (key: string): MessageStreamSpec<Row, number> => spec(rows, doorbell, {
-    keys: { kinds: ['notification'], deviceIds: [key] },
-    resyncKey: () => key,
-    readAfter: async (after) => {
-      reads++
-      return rows.filter((r) => r.ts > after)
+  let marks = 0
+  const keyed = (key: string): MessageStreamSpec<Row, number> => {
+    const base = spec(rows, doorbell)
+    return {
+      ...base,
+      keys: { kinds: ['notification'], deviceIds: [key] },
+      resyncKey: () => key,
+      mark: async () => {
+        marks++
+        return base.mark()
+      },
+      readAfter: async (after, upTo, limit) => {
+        reads++
+        return base.readAfter(after, upTo, limit)
+      }
     }
-  })
+  }
   const polls = [...Array.from({ length: 50 }, () => poll(keyed('a'), { waitSeconds: 5 })), ...Array.from({ length: 50 }, () => poll(keyed('b'), { waitSeconds: 5 }))]
   while (routerOf(doorbell).size < 100) await new Promise((resolve) => setImmediate(resolve))
   await settle()
+  marks = 0
+  // Written after every stream took its mark, its event lost: only a read up to a later mark finds it.
   rows.push({ id: 2, ts: 2 })
   await doorbell.publish(RESYNC)
   const results = await Promise.all(polls)
   t.ok(results.every((r) => r.length === 1 && r[0] === 2), 'every waiter got the item')
   t.equal(reads, 2, 'one re-read per distinct key and cursor, not one per waiter')
+  t.equal(marks, 1, 'one mark for the resync, taken after it, shared by every stream it reached')
 })
 
 t.test('the waiter registry releases every pending poll at shutdown, then refuses new streams', async (t) => {
@@ -164,7 +177,7 @@ t.test('a cursor at or past the mark costs no read: what follows arrives live', 
   const doorbell = createMemoryDoorbell()
   const rows = [1, 2].map((id) => ({ id, ts: id }))
   let reads = 0
-  const answer = poll(spec(rows, doorbell, { after: 2, readAfter: async () => { reads++; return [] } }), { waitSeconds: 5 })
+  const answer = poll(spec(rows, doorbell, { after: cursorAtClock(2), readAfter: async () => { reads++; return [] } }), { waitSeconds: 5 })
   await settle()
   rows.push({ id: 3, ts: 3 })
   await doorbell.publish(event(3))
@@ -177,9 +190,9 @@ t.test('a stream whose doorbell knows nothing newer for it skips the backlog rea
   const rows = [1, 2, 3].map((id) => ({ id, ts: id }))
   let reads = 0
   const counted = async (): Promise<Row[]> => { reads++; return [] }
-  const quiet = poll(spec(rows, doorbell, { after: 1, quiet: () => true, readAfter: counted }), { waitSeconds: 0 })
+  const quiet = poll(spec(rows, doorbell, { after: cursorAtClock(1), quiet: () => true, readAfter: counted }), { waitSeconds: 0 })
   t.same(await quiet, [])
   t.equal(reads, 0, 'no read')
-  const busy = poll(spec(rows, doorbell, { after: 1, quiet: () => false }), { waitSeconds: 0 })
+  const busy = poll(spec(rows, doorbell, { after: cursorAtClock(1), quiet: () => false }), { waitSeconds: 0 })
   t.same(await busy, [2, 3], 'otherwise the backlog is read')
 })

@@ -2,7 +2,8 @@
 import t from 'tap'
 import { systemPrincipal } from '../../../lib/core/auth/principal.js'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
-import type { HighWater } from '../../../lib/core/commands/command-ports.js'
+import type { LogCursor } from '../../../lib/core/realtime/log-cursor.js'
+import { cursorAtClock } from '../../../lib/core/realtime/log-cursor.js'
 import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
@@ -28,15 +29,15 @@ function fakeSpec (rows: Row[], doorbell = createMemoryDoorbell(), hooks: { afte
     doorbell,
     router: routerOf(doorbell),
     routes: (e) => e.kind === 'notification',
-    highWater: async (): Promise<HighWater> => {
-      const mark = { id: Math.max(0, ...rows.map((r) => r.id)), clock: Math.max(0, ...rows.map((r) => r.ts)) }
+    mark: async (): Promise<LogCursor> => {
+      const mark = { notification: Math.max(0, ...rows.map((r) => r.id)), command: 0, clock: Math.max(0, ...rows.map((r) => r.ts)) }
       hooks.afterMark?.()
       return mark
     },
-    readAfter: async (after, limit) => rows.filter((r) => r.ts > after).sort((a, b) => a.ts - b.ts).slice(0, limit),
+    readAfter: async (after, upTo, limit) => rows.filter((r) => r.ts > after.clock && r.ts <= upTo.clock).sort((a, b) => a.ts - b.ts).slice(0, limit),
     load: async (e) => rows.find((r) => r.id === e.id),
     matches: () => true,
-    fresh: (r, mark) => r.id > mark.id,
+    fresh: (r, mark) => r.id > mark.notification,
     cursorOf: (r) => r.ts,
     view: (r) => r,
     keyOf: (r) => r.id
@@ -48,14 +49,14 @@ const ring = (id: number): MessageEvent => ({ kind: 'notification', id, deviceId
 t.test('an item committed between the mark and the backlog read is delivered once', async (t) => {
   const rows: Row[] = [{ id: 1, ts: 10 }, { id: 2, ts: 20 }]
   const doorbell = createMemoryDoorbell()
-  // Row 3 commits after the mark was read, before the backlog read: in the backlog and rung live.
+  // Row 3 commits after the mark was read, before the backlog read: above the mark, so it comes live.
   const spec = fakeSpec(rows, doorbell, {
     afterMark: () => {
       rows.push({ id: 3, ts: 30 })
       void doorbell.publish(ring(3))
     }
   })
-  const stream = await openMessageStream({ ...spec, after: 0 })
+  const stream = await openMessageStream({ ...spec, after: cursorAtClock(0) })
   const got: number[] = []
   stream.start(({ item }) => { got.push(item.id) })
   rows.push({ id: 4, ts: 40 })
@@ -70,8 +71,8 @@ t.test('live only: items before the mark are not delivered; the cap limits the b
   const rows: Row[] = Array.from({ length: 250 }, (_, i) => ({ id: i + 1, ts: (i + 1) * 10 }))
   const spec = fakeSpec(rows)
   const live = await openMessageStream(spec)
-  const capped = await openMessageStream({ ...spec, after: 0, backlogLimit: 120 })
-  const all = await openMessageStream({ ...spec, after: 0 })
+  const capped = await openMessageStream({ ...spec, after: cursorAtClock(0), backlogLimit: 120 })
+  const all = await openMessageStream({ ...spec, after: cursorAtClock(0) })
   const got = { live: [] as number[], capped: [] as number[], all: [] as number[] }
   live.start(({ item }) => { got.live.push(item.id) })
   capped.start(({ item }) => { got.capped.push(item.id) })
@@ -105,7 +106,7 @@ t.test('resync: rows whose doorbells were lost are read again after the newest c
 t.test('a sink that returns a promise holds delivery (backpressure) without losing order', async (t) => {
   const rows: Row[] = Array.from({ length: 30 }, (_, i) => ({ id: i + 1, ts: i + 1 }))
   const spec = fakeSpec(rows)
-  const stream = await openMessageStream({ ...spec, after: 0 })
+  const stream = await openMessageStream({ ...spec, after: cursorAtClock(0) })
   const got: number[] = []
   let open = 0
   let most = 0
@@ -130,7 +131,7 @@ t.test('a failing read closes the stream and reports once; shutdown closes open 
   const stream = await openMessageStream({ ...spec, load: async () => { throw new Error('store down') } })
   const errors: unknown[] = []
   let closed = 0
-  stream.onClose = () => { closed++ }
+  stream.onClose(() => { closed++ })
   stream.start(() => undefined, (error) => errors.push(error))
   await spec.doorbell.publish(ring(1))
   await new Promise((resolve) => setTimeout(resolve, 10))
@@ -138,7 +139,7 @@ t.test('a failing read closes the stream and reports once; shutdown closes open 
   t.equal(closed, 1)
   t.ok(stream.closed)
   t.equal(spec.doorbell.size, 0)
-  await t.rejects(openMessageStream({ ...spec, readAfter: async () => { throw new Error('no') }, after: -1 }))
+  await t.rejects(openMessageStream({ ...spec, readAfter: async () => { throw new Error('no') }, after: cursorAtClock(-1) }))
   t.equal(spec.doorbell.size, 0, 'a stream that failed to open leaves no listener')
 })
 
