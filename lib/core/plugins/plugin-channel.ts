@@ -157,7 +157,12 @@ class ChannelConnection implements PluginConnection {
     // P11: the same subscription again changes nothing; a new group moves the connection.
     if (current !== undefined && current.group === options.group) return
     const consumer = await this.channel.consumerFor(options)
-    if (this.closed) return
+    if (this.closed) {
+      // Closed while the cursor was taken: a consumer made for it alone must not stay behind.
+      consumer.add(this.member)
+      consumer.remove(this.member)
+      return
+    }
     current?.remove(this.member)
     consumer.add(this.member)
     this.consumer = consumer
