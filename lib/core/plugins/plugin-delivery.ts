@@ -43,6 +43,8 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   const channels = new Map<number, PluginChannel>()
   /** Cursors of activations made by this instance, by plugin id. */
   const activations = new Map<number, Activation>()
+  /** P5 writes in flight (a last connection closed), by plugin id: a new connection waits for them. */
+  const closing = new Map<number, Promise<void>>()
   let closed = false
 
   // Plugin changes reach the channels through the router too; registered only while some plugin
@@ -75,7 +77,14 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
           offPlugins = undefined
         }
       }
-      await lastClosed(channel.pluginId)
+      const { pluginId } = channel
+      const done = lastClosed(pluginId)
+      closing.set(pluginId, done)
+      try {
+        await done
+      } finally {
+        if (closing.get(pluginId) === done) closing.delete(pluginId)
+      }
     }
   }
 
@@ -106,6 +115,12 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   const delivery: PluginDelivery = {
     async connect (plugin, member) {
       const connection = channelOf(plugin).open(member)
+      const pending = closing.get(plugin.id)
+      if (pending !== undefined) {
+        // The last connection's INACTIVE may land after `plugin` was read: decide on what it left.
+        await pending.catch(() => undefined)
+        plugin = await store.plugins.findById(plugin.id) ?? plugin
+      }
       if (plugin.status !== PluginStatus.ACTIVE) {
         await delivery.update(plugin, { status: PluginStatus.ACTIVE })
         plugin = await store.plugins.findById(plugin.id) ?? plugin
