@@ -22,11 +22,6 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }] }
   },
   {
-    // Issue #24: the realtime redesign splits this one.
-    files: ['lib/core/plugins/plugin-delivery.ts'],
-    rules: { 'max-lines-per-function': 'off' }
-  },
-  {
     // packages/sqlite-node20: the CommonJS shim Node 20 requires (see its index.cjs).
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },

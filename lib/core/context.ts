@@ -16,7 +16,7 @@ export interface Limits {
 
 export interface ServiceContext {
   store: Store
-  /** The bus in log order: control events are published here, plugin delivery listens here. */
+  /** The bus in log order: control events are published here; listeners register in `router`. */
   bus: Bus
   /** The one write path of messages, and the mark readers take. */
   log: MessageLog

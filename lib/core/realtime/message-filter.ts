@@ -38,3 +38,20 @@ export function inMessageScope (selector: MessageScope, item: ScopedItem): boole
 export function nameSelected (names: readonly string[] | undefined, name: string): boolean {
   return names === undefined ? !SYSTEM_NOTIFICATIONS.includes(name) : names.includes(name)
 }
+
+/** A live message as the filter sees it: where it is and its name (a bus event is one). */
+export interface NamedItem extends ScopedItem {
+  /** Command or notification name. */
+  name: string
+}
+
+/**
+ * The one filter of a live message: in the selector's devices, networks and device types, and
+ * selected by name (R3). Streams and plugin delivery decide with it before any read.
+ *
+ * @example
+ * selects({ scope: { networkIds: [1], deviceTypeIds: 'all' } }, { deviceId: 'd', networkId: 1, deviceTypeId: null, name: 'temp' }) // true
+ */
+export function selects (selector: MessageSelector, item: NamedItem): boolean {
+  return inMessageScope(selector, item) && nameSelected(selector.names, item.name)
+}

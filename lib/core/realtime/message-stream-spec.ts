@@ -12,7 +12,7 @@ import type { MessageEvent, MessageKind, RevokeEvent } from './bus.js'
 import type { WaiterRegistry } from './cancellation.js'
 import type { LogCursor } from './log-cursor.js'
 import type { MessageSelector } from './message-filter.js'
-import { inMessageScope, nameSelected } from './message-filter.js'
+import { inMessageScope, nameSelected, selects } from './message-filter.js'
 import type { MessageLog, RecordOf } from './message-log.js'
 import type { CommandRecord, NotificationRecord } from './message-records.js'
 import { commandExpired } from './message-records.js'
@@ -142,7 +142,7 @@ class KindStreamSpec<K extends MessageKind, V> implements MessageStreamSpec<Reco
   routes (event: MessageEvent): boolean {
     const { commandId } = this.options
     if (commandId !== undefined && event.id !== commandId) return false
-    return event.kind === this.kind && inMessageScope(this.selector, event) && nameSelected(this.selector.names, event.name)
+    return event.kind === this.kind && selects(this.selector, event)
   }
 
   mark (): Promise<LogCursor> {

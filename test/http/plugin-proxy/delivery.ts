@@ -3,7 +3,7 @@
  * the owner's scope (P7), status changes mid-stream (§4.4, P5), delete (P8), groups and P11.
  */
 import t from 'tap'
-import { addDevice, sleep } from '../../fixtures/messaging.js'
+import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
 import type { ProxyClient, ProxyHarness, Registration } from '../../fixtures/plugin-proxy.js'
 import { registerPlugin, startProxy, subscribed } from '../../fixtures/plugin-proxy.js'
 
@@ -270,4 +270,39 @@ t.test('sg: members of a group share deliveries; others get everything; P11 re-s
   await sleep(200)
   t.equal(solo.deliveries.length, 20)
   t.equal(w1.deliveries.length + w2.deliveries.length, 21)
+})
+
+t.test('a plugin is a router consumer: registered by its filter while connected, re-keyed by a filter change, woken by a resync, gone with its last connection', async (t) => {
+  const p = await startProxy(t)
+  const [a, b] = [await addDevice(p.h), await addDevice(p.h)]
+  const plugin = await registerPlugin(p.h, { returnNotifications: 'true', deviceId: a })
+  const { router } = p.h.hub
+  const idle = router.size
+  const client = await subscribed(p, plugin)
+  t.equal(router.size, idle + 2, "the plugin's channel and the engine's `plugin` listener")
+  await notify(p, b, 'other-device')
+  await notify(p, a, 'one')
+  await client.waitDeliveries(1)
+
+  // A filter change moves the channel's routing keys to the new device.
+  const put = await p.h.request('PUT', '/plugin', { query: { topicName: plugin.topicName, status: 'INACTIVE', returnNotifications: 'true', deviceId: b } })
+  t.equal(put.status, 204)
+  t.equal((await p.h.request('PUT', '/plugin', { query: { topicName: plugin.topicName, status: 'ACTIVE' } })).status, 204)
+  // Once the refresh has run (its own kick reads what is there), a new write reaches the channel
+  // only through its new keys.
+  await sleep(100)
+  t.equal(router.size, idle + 2, 'still one registration for the channel')
+  await notify(p, b, 'two')
+  await client.waitDeliveries(2)
+
+  // Straight into the store (no event, as if the bus lost it): a resync makes the consumer read.
+  const silent = await p.h.store.notifications.insert({ notification: 'silent', deviceId: b, networkId: 1, deviceTypeId: 1, parameters: null }, Date.now() + 5)
+  await p.h.hub.bus.publish({ kind: 'resync' })
+  await client.waitDeliveries(3)
+  t.same(client.deliveries.map((d) => d.event.b.notification.notification), ['one', 'two', 'silent'])
+  t.equal(client.deliveries[2]!.event.b.notification.id, silent.id)
+
+  client.close()
+  await eventually(() => router.size === idle)
+  t.equal(router.size, idle, 'the last connection took the channel out of the router')
 })
