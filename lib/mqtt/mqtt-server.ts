@@ -157,6 +157,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     })
     sessions.set(client, session)
     client.conn.once('close', () => session.release())
+    // Gone while the credentials were checked: aedes drops it, so must the session.
+    if (client.closed) session.release()
     return session
   }
 
