@@ -41,6 +41,8 @@ export interface MqttServer {
   readonly address: AddressInfo | undefined
   /** Connected (CONNACKed) clients. */
   readonly clients: number
+  /** Core subscriptions over all sessions (Prometheus: devicehub_mqtt_subscriptions). */
+  readonly subscriptions: number
   readonly limits: Readonly<MqttLimits>
   /** Disconnects every client and stops listening. Idempotent. */
   close(): Promise<void>
@@ -132,6 +134,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const sessions: Sessions = new WeakMap()
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
+  const live = new Set<MqttSession>()
   let lastSubscriptionId = 0
   const nextSubscriptionId = (): number => {
     lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
@@ -158,8 +161,10 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       restServerUrl: options.restServerUrl(),
       clientAddress: addressOf(client, addresses),
       principal,
-      token: auth.kind === 'authenticated' ? auth.token : undefined
+      token: auth.kind === 'authenticated' ? auth.token : undefined,
+      onRelease: (released) => live.delete(released)
     })
+    live.add(session)
     sessions.set(client, session)
     client.conn.once('close', () => session.release())
     // Gone while the credentials were checked: aedes drops it, so must the session.
@@ -249,6 +254,11 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     },
     get clients () {
       return (broker as unknown as { connectedClients: number }).connectedClients
+    },
+    get subscriptions () {
+      let total = 0
+      for (const session of live) total += session.subscriptionCount
+      return total
     },
     limits,
     async close () {

@@ -42,6 +42,8 @@ export interface MqttSessionOptions {
   token?: string
   /** A new subscription id (shared with the WebSocket sessions' numbering rule). */
   nextSubscriptionId(): number
+  /** Called once when the session is released (the server's count of live sessions). */
+  onRelease?: (session: MqttSession) => void
 }
 
 interface Subscription {
@@ -410,5 +412,6 @@ export class MqttSession implements ActionSession {
     this.responses.clear()
     this.delivered.clear()
     this.unstarted.length = 0
+    this.options.onRelease?.(this)
   }
 }
