@@ -174,7 +174,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     url: `${origin}${basePath}`,
     consoleUrl: options.console === false ? undefined : `${origin}${consolePath(basePath)}`,
     mqttUrl: mqtt?.url(),
-    mqttWebSocketUrl: mqtt === undefined ? undefined : `ws://${urlHost}:${port}${mqtt.webSocketPath}`,
+    mqttWebSocketUrl: mqtt?.webSocketPath === undefined ? undefined : `ws://${urlHost}:${port}${mqtt.webSocketPath}`,
     mqtt: mqtt?.server,
     warnings: mqtt?.warnings ?? [],
     port,
