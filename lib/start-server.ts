@@ -16,6 +16,9 @@ import { createPostgresDoorbell } from './doorbells/postgres-doorbell.js'
 import type { Bus } from './core/realtime/bus.js'
 import type { Durability } from './store/durability.js'
 import { isPostgresUrl, openStore } from './store/open-store.js'
+import type { MqttStartOptions } from './mqtt/mqtt-start.js'
+import { startMqtt } from './mqtt/mqtt-start.js'
+import type { MqttServer } from './mqtt/mqtt-server.js'
 
 export interface StartServerOptions {
   /** SQLite file path, `:memory:` (default) or a `postgres://` URL. */
@@ -58,6 +61,11 @@ export interface StartServerOptions {
    * (`webSocketServerUrl`, `proxyEndpoint`): see buildServer. Default: the address they connected to.
    */
   publicUrl?: string
+  /**
+   * The MQTT endpoint (docs/mqtt.md): DeviceHive's MQTT protocol on its own TCP port and over
+   * WebSocket at `/mqtt` of the HTTP port. Default none (`devicehub serve` turns it on).
+   */
+  mqtt?: MqttStartOptions | false
   /** Called with the built app before it listens: add hooks or routes (the test rig's faults do). */
   configure?: (app: FastifyInstance) => void | Promise<void>
 }
@@ -70,6 +78,14 @@ export interface RunningServer {
   readonly hub: DeviceHub
   /** The web console's URL, when it is served. */
   readonly consoleUrl: string | undefined
+  /** `mqtt://host:port` of the MQTT listener, when it listens. */
+  readonly mqttUrl: string | undefined
+  /** `ws://host:port/mqtt`: MQTT over WebSocket, when the MQTT endpoint is on. */
+  readonly mqttWebSocketUrl: string | undefined
+  /** The MQTT endpoint, when it is on. */
+  readonly mqtt: MqttServer | undefined
+  /** What the operator should know (e.g. the default MQTT port was busy, so MQTT runs over WebSocket only). */
+  readonly warnings: readonly string[]
   /** An access/refresh token pair for the admin (user 1). */
   adminTokens(): Promise<{ accessToken: string, refreshToken: string }>
   /** Readiness, as `GET {base}/health/ready` reports it. */
@@ -129,21 +145,34 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   // The hub logs nowhere yet: say it in the server's log, where the operator looks.
   for (const warning of hub.startupWarnings) app.log.warn(warning)
   const host = options.host ?? '127.0.0.1'
+  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
+  let origin = ''
+  let port = 0
+  let mqtt: Awaited<ReturnType<typeof startMqtt>> | undefined
   try {
+    // Before listening: its WebSocket route must exist when the app is ready.
+    if (options.mqtt !== undefined && options.mqtt !== false) {
+      mqtt = await startMqtt(app, hub, options.mqtt, { host, restServerUrl: () => `${options.publicUrl ?? origin}${basePath}` })
+    }
     await options.configure?.(app)
     await app.listen({ port: options.port ?? 0, host })
+    const address = app.server.address()
+    port = typeof address === 'object' && address !== null ? address.port : options.port ?? 0
+    origin = `http://${urlHost}:${port}`
+    // After HTTP, before the first-start data: a busy chosen MQTT port fails the start like a busy HTTP port.
+    await mqtt?.listen()
     await hub.initialise()
   } catch (error) {
     await app.close()
     throw error
   }
-  const address = app.server.address()
-  const port = typeof address === 'object' && address !== null ? address.port : options.port ?? 0
-  const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
-  const origin = `http://${urlHost}:${port}`
   return {
     url: `${origin}${basePath}`,
     consoleUrl: options.console === false ? undefined : `${origin}${consolePath(basePath)}`,
+    mqttUrl: mqtt?.url(),
+    mqttWebSocketUrl: mqtt === undefined ? undefined : `ws://${urlHost}:${port}${mqtt.webSocketPath}`,
+    mqtt: mqtt?.server,
+    warnings: mqtt?.warnings ?? [],
     port,
     app,
     hub,

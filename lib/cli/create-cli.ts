@@ -36,6 +36,12 @@ function trustProxy (value: string): boolean | string {
   return text
 }
 
+/** `--mqtt-port`: a port (0 picks a free one), or off / false / none for no MQTT listener. */
+function mqttPort (value: string): number | false {
+  if (/^(off|false|none|no)$/i.test(value.trim())) return false
+  return integer(0, 65535)(value.trim())
+}
+
 function duration (value: string): number {
   try {
     return parseDuration(value)
@@ -85,6 +91,9 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--port <port>', 'TCP port; 0 picks a free one').env('DEVICEHUB_PORT').default(8080).argParser(integer(0, 65535)))
     .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 for devices on your network')
       .env('DEVICEHUB_HOST').default('127.0.0.1'))
+    .addOption(new Option('--mqtt-port <port>', 'MQTT (DeviceHive\'s MQTT protocol) TCP port; 0 picks a free one, off = no MQTT at all ' +
+      '(else also MQTT over WebSocket at /mqtt of the HTTP port); a busy default port is only a warning')
+      .env('DEVICEHUB_MQTT_PORT').default(1883).argParser(mqttPort))
     .addOption(new Option('--base-path <path>', 'REST base path (a leading / is added)').env('DEVICEHUB_BASE_PATH').default('/api/rest'))
     .addOption(dbOption())
     .addOption(secretOption())
@@ -125,10 +134,12 @@ export function createCli (io: CliIo = defaultIo): Command {
     // Not .env(): commander would turn DEVICEHUB_METRICS=false into true (any value counts).
     .addOption(new Option('--metrics', 'serve Prometheus metrics at GET /metrics (no authentication: keep it internal) ' +
       '(env: DEVICEHUB_METRICS=true)'))
-    .action(async (options) => {
+    .action(async (options, command: Command) => {
       // An empty environment variable counts as not set.
       await runServe({
         ...options,
+        // The default port may be taken (by another broker): only a port the operator chose must be free.
+        mqttPortIsDefault: command.getOptionValueSource('mqttPort') === 'default',
         logFormat: options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
         metrics: options.metrics === true || /^(1|true|yes|on)$/i.test(io.env.DEVICEHUB_METRICS ?? ''),
         adminPassword: options.adminPassword || undefined,

@@ -15,6 +15,10 @@ import { checkAdminPassword, checkBasePath } from './serve-checks.js'
 export interface ServeOptions {
   port: number
   host: string
+  /** MQTT TCP port (default 1883); false = no listener. */
+  mqttPort: number | false
+  /** The port is the default one: busy, it is a warning instead of an error. */
+  mqttPortIsDefault?: boolean
   basePath: string
   db: string
   jwtSecret?: string
@@ -51,6 +55,8 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     db: options.db,
     port: options.port,
     host: options.host,
+    // off: no MQTT at all (neither the TCP listener nor MQTT over WebSocket).
+    mqtt: options.mqttPort === false ? false : { port: options.mqttPortIsDefault === true ? undefined : options.mqttPort },
     basePath: options.basePath,
     jwtSecret: options.jwtSecret,
     jwtKeyDerivation: options.jwtKeyDerivation,
@@ -74,7 +80,9 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
   say(`database: ${describeLocation(options.db)}`)
   say(`API docs: ${server.url}/docs   health: ${server.url}/health/ready${options.metrics ? `   metrics: ${origin}/metrics` : ''}`)
   if (server.consoleUrl !== undefined) say(`web console: ${server.consoleUrl}`)
-  for (const warning of server.hub.startupWarnings) say(`WARNING: ${warning}`)
+  const mqtt = [server.mqttUrl, server.mqttWebSocketUrl].filter((url) => url !== undefined)
+  if (mqtt.length > 0) say(`MQTT: ${mqtt.join('   ')}`)
+  for (const warning of [...server.hub.startupWarnings, ...server.warnings]) say(`WARNING: ${warning}`)
   if (bootstrap.generatedPassword !== undefined) {
     say(`first start: created admin '${bootstrap.adminLogin}' with password ${bootstrap.generatedPassword}`)
     say('this password is shown only once: keep it now (lost it? devicehub user passwd)')

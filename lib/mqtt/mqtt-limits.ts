@@ -1,0 +1,43 @@
+/**
+ * The bounds of the MQTT endpoint, each with its default (docs/mqtt.md, "Limits"). A bound that
+ * is crossed refuses the one packet or closes the one connection, never more.
+ */
+
+export interface MqttLimits {
+  /** Largest MQTT packet (its remaining length), in bytes: a larger one closes the connection (default 1 MiB, as REST bodies). */
+  maxPacketBytes: number
+  /** Topic subscriptions one client may hold; one more is refused in the SUBACK (0x80) (default 1,000, as WebSocket). */
+  maxSubscriptions: number
+  /** Requests and telemetry publishes received and not yet handled: one more closes the connection (default 1,000). */
+  maxPendingRequests: number
+  /** Outbound bytes queued to a client that does not read: past it the client is cut off (default 512 KiB). */
+  maxBufferedBytes: number
+  /** How long a write may wait for a slow client to drain before it is cut off (aedes drainTimeout, default 10 s). */
+  drainTimeoutMs: number
+  /** An anonymous client that has not authenticated by then is disconnected (default 60 s, as WebSocket). */
+  authTimeoutMs: number
+  /** A connection that sends no CONNECT by then is closed (default 10 s). */
+  connectTimeoutMs: number
+  /** Inbound QoS 2 publishes awaiting PUBREL per client: one more closes it (aedes maxInflightInbound, default 100). */
+  maxInflightInbound: number
+  /** Largest keep-alive a CONNECT may ask for, in seconds; 0 = any, including none (aedes keepaliveLimit, default 0). */
+  maxKeepAliveSeconds: number
+  /** Longest client id (default 128 characters). */
+  maxClientIdLength: number
+  /** How long a CONNECT before the hub is initialised waits for it before CONNACK 3 (default 10 s). */
+  startupWaitMs: number
+}
+
+export const DEFAULT_MQTT_LIMITS: Readonly<MqttLimits> = {
+  maxPacketBytes: 1024 * 1024,
+  maxSubscriptions: 1000,
+  maxPendingRequests: 1000,
+  maxBufferedBytes: 512 * 1024,
+  drainTimeoutMs: 10_000,
+  authTimeoutMs: 60_000,
+  connectTimeoutMs: 10_000,
+  maxInflightInbound: 100,
+  maxKeepAliveSeconds: 0,
+  maxClientIdLength: 128,
+  startupWaitMs: 10_000
+}

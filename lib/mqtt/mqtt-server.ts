@@ -1,0 +1,251 @@
+/**
+ * The MQTT endpoint (issue #25): an aedes broker that speaks DeviceHive's MQTT protocol
+ * (devicehive-mqtt) over the hub in this process. aedes parses packets, keeps keep-alives,
+ * QoS handshakes and SUBACKs; everything DeviceHive goes through {@link MqttSession}: CONNECT
+ * credentials are checked by the core, `dh/request` runs the WebSocket API's actions, topic
+ * subscriptions are core subscriptions, and pushes go to one client directly. Nothing a client
+ * publishes is fanned out by the broker, and only DeviceHive topics are served.
+ */
+import { createServer } from 'node:net'
+import type { AddressInfo, Server, Socket } from 'node:net'
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { Aedes } from 'aedes'
+import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes'
+import type { FastifyBaseLogger } from 'fastify'
+import type { DeviceHub } from '../core/devicehub.js'
+import { CONNACK, connectAuth } from './mqtt-auth.js'
+import type { MqttLimits } from './mqtt-limits.js'
+import { DEFAULT_MQTT_LIMITS } from './mqtt-limits.js'
+import { MqttSession } from './mqtt-session.js'
+import { parseTopic } from './mqtt-topics.js'
+import { limitPacketSize } from './packet-limit.js'
+
+export interface MqttServerOptions {
+  hub: DeviceHub
+  logger: FastifyBaseLogger
+  /** `server/info`'s `restServerUrl` (read when a session starts). */
+  restServerUrl: () => string
+  limits?: Partial<MqttLimits>
+}
+
+export interface MqttServer {
+  /** Listens for MQTT over TCP; rejects (EADDRINUSE, ...) when it cannot. */
+  listen(port: number, host?: string): Promise<AddressInfo>
+  /** Serves one connection made elsewhere (MQTT over WebSocket: a `createWebSocketStream`). */
+  handle(stream: Duplex, request?: IncomingMessage): void
+  /** Where {@link listen} listens; undefined before. */
+  readonly address: AddressInfo | undefined
+  /** Connected (CONNACKed) clients. */
+  readonly clients: number
+  readonly limits: Readonly<MqttLimits>
+  /** Disconnects every client and stops listening. Idempotent. */
+  close(): Promise<void>
+}
+
+/** Where a client publish goes once handled: a `$` topic no filter matches, so no one gets it. */
+const DISCARDED = '$devicehub/handled'
+
+function refusal (returnCode: number, message: string): AuthenticateError {
+  return Object.assign(new Error(message), { returnCode })
+}
+
+async function initialisedWithin (hub: DeviceHub, waitMs: number): Promise<boolean> {
+  if (hub.initialised) return true
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), waitMs)
+  })
+  try {
+    return await Promise.race([hub.whenInitialised().then(() => true, () => false), expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function addressOf (client: Client): string | undefined {
+  const conn = client.conn as Partial<Socket>
+  return conn.remoteAddress ?? client.req?.socket?.remoteAddress
+}
+
+type Sessions = WeakMap<Client, MqttSession>
+
+/** Every publish of a client: handled by its session (a request, telemetry), or refused. */
+function authorizePublish (sessions: Sessions, client: Client | null, packet: PublishPacket, callback: (error?: Error | null) => void): void {
+  const session = client === null ? undefined : sessions.get(client)
+  if (session === undefined) {
+    callback(new Error('Not connected'))
+    return
+  }
+  const parsed = parseTopic(packet.topic)
+  if (parsed.kind === 'other') {
+    callback(new Error('Only DeviceHive topics (dh/...) are served'))
+    return
+  }
+  const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : Buffer.from(packet.payload)
+  if (parsed.kind === 'request') session.request(payload)
+  else if (parsed.kind === 'event' && parsed.event === 'notification' && parsed.filter.deviceId !== undefined && parsed.filter.name !== undefined) {
+    session.telemetry(parsed.filter, payload)
+  }
+  // Handled here (or ignored, as DeviceHive's broker ignores other dh/ publishes): never fanned out, never retained.
+  packet.topic = DISCARDED
+  packet.retain = false
+  callback(null)
+}
+
+/** A topic filter is a response topic, a core subscription of this client's own, or refused (0x80). */
+function authorizeSubscribe (sessions: Sessions, logger: FastifyBaseLogger, client: Client, subscription: Subscription, callback: (error: Error | null, subscription?: Subscription | null) => void): void {
+  const session = sessions.get(client)
+  const parsed = parseTopic(subscription.topic)
+  if (session === undefined || !session.hasRoomForTopic(subscription.topic)) {
+    callback(null, null)
+    return
+  }
+  if (parsed.kind === 'response' && parsed.owner === client.id) {
+    session.subscribeResponse(parsed.action)
+    callback(null, { ...subscription, qos: 0 })
+    return
+  }
+  if (parsed.kind !== 'event' || (parsed.owner !== undefined && parsed.owner !== client.id)) {
+    callback(null, null)
+    return
+  }
+  session.subscribeTopic(subscription.topic, parsed.event, parsed.filter, subscription.qos).then((result) => {
+    callback(null, 'granted' in result ? { ...subscription, qos: result.granted } : null)
+  }, (error: unknown) => {
+    logger.error({ err: error }, 'mqtt subscribe failed')
+    callback(null, null)
+  })
+}
+
+/**
+ * @example
+ * const mqtt = await createMqttServer({ hub, logger: app.log, restServerUrl: () => 'http://127.0.0.1:8080/api/rest' })
+ * await mqtt.listen(1883, '127.0.0.1')
+ */
+export async function createMqttServer (options: MqttServerOptions): Promise<MqttServer> {
+  const { hub, logger } = options
+  const limits: MqttLimits = { ...DEFAULT_MQTT_LIMITS, ...options.limits }
+  const sessions: Sessions = new WeakMap()
+  const connections = new Set<Duplex>()
+  let lastSubscriptionId = 0
+  const nextSubscriptionId = (): number => {
+    lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
+    return lastSubscriptionId
+  }
+
+  /** A client id may be taken over (MQTT-3.1.4-2) only by the same user, never by another. */
+  function takesOverAnother (client: Client, userId: number | undefined): boolean {
+    const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id]
+    if (current === undefined || current === client) return false
+    const session = sessions.get(current)
+    return session !== undefined && session.userId !== userId
+  }
+
+  async function authenticate (client: Client, username: string | undefined, password: Buffer | undefined): Promise<MqttSession> {
+    if (!await initialisedWithin(hub, limits.startupWaitMs)) throw refusal(CONNACK.serverUnavailable, 'The server is starting')
+    if (client.id.length > limits.maxClientIdLength) throw refusal(CONNACK.identifierRejected, `Client id longer than ${limits.maxClientIdLength}`)
+    const auth = await connectAuth(hub, username, password, addressOf(client))
+    if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
+    const principal = auth.kind === 'authenticated' ? auth.principal : undefined
+    const userId = principal?.kind === 'user' ? principal.user.id : undefined
+    if (takesOverAnother(client, userId)) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    const session = new MqttSession({
+      hub, client, logger, limits, nextSubscriptionId,
+      restServerUrl: options.restServerUrl(),
+      clientAddress: addressOf(client),
+      principal,
+      token: auth.kind === 'authenticated' ? auth.token : undefined
+    })
+    sessions.set(client, session)
+    client.conn.once('close', () => session.release())
+    return session
+  }
+
+  const broker = await Aedes.createBroker({
+    connectTimeout: limits.connectTimeoutMs,
+    drainTimeout: limits.drainTimeoutMs,
+    maxInflightInbound: limits.maxInflightInbound,
+    keepaliveLimit: limits.maxKeepAliveSeconds,
+    maxClientsIdLength: limits.maxClientIdLength,
+    authenticate (client, username, password, done) {
+      authenticate(client, username ?? undefined, password ?? undefined).then(() => done(null, true), (error: unknown) => {
+        if (error instanceof Error && 'returnCode' in error) {
+          logger.debug({ clientId: client.id, reason: error.message }, 'mqtt connect refused')
+          done(error as AuthenticateError, false)
+          return
+        }
+        logger.error({ err: error }, 'mqtt connect failed')
+        done(refusal(CONNACK.serverUnavailable, 'Server unavailable'), false)
+      })
+    },
+    authorizePublish: (client, packet, callback) => authorizePublish(sessions, client, packet, callback),
+    authorizeSubscribe: (client, subscription, callback) => authorizeSubscribe(sessions, logger, client, subscription, callback),
+    // A client's publish never reaches another client through the broker (see authorizePublish);
+    // what the sessions publish to their own client carries no clientId.
+    authorizeForward: (_client, packet) => packet.topic.startsWith('dh/') && 'clientId' in packet ? null : packet
+  })
+  broker.on('subscribe', (_subscriptions, client) => sessions.get(client)?.startSubscribed())
+  broker.on('unsubscribe', (topics, client) => {
+    const session = sessions.get(client)
+    for (const topic of topics) session?.unsubscribeTopic(topic)
+  })
+  broker.on('clientDisconnect', (client) => sessions.get(client)?.release())
+  broker.on('clientError', (client, error) => logger.debug({ clientId: client.id, err: error }, 'mqtt client error'))
+  broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'mqtt connection error'))
+  // aedes emits 'error' on persistence failures: an unheard one would end the process.
+  ;(broker as unknown as NodeJS.EventEmitter).on('error', (error: unknown) => logger.error({ err: error }, 'mqtt broker error'))
+
+  let server: Server | undefined
+  let address: AddressInfo | undefined
+  let closing: Promise<void> | undefined
+
+  function handle (stream: Duplex, request?: IncomingMessage): void {
+    if (closing !== undefined) {
+      stream.destroy()
+      return
+    }
+    connections.add(stream)
+    stream.once('close', () => connections.delete(stream))
+    const client = broker.handle(stream, request)
+    if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn('mqtt: the packet size limit is not enforced (unexpected aedes parser)')
+  }
+
+  async function close (): Promise<void> {
+    await new Promise<void>((resolve) => broker.close(() => resolve()))
+    for (const connection of connections) connection.destroy()
+    if (server !== undefined) {
+      const listening = server
+      await new Promise<void>((resolve) => listening.close(() => resolve()))
+    }
+  }
+
+  return {
+    async listen (port, host) {
+      const tcp = createServer((socket) => handle(socket))
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject)
+        tcp.listen(port, host, () => {
+          tcp.off('error', reject)
+          resolve()
+        })
+      })
+      tcp.on('error', (error) => logger.error({ err: error }, 'mqtt listener error'))
+      server = tcp
+      address = tcp.address() as AddressInfo
+      return address
+    },
+    handle,
+    get address () {
+      return address
+    },
+    get clients () {
+      return (broker as unknown as { connectedClients: number }).connectedClients
+    },
+    limits,
+    async close () {
+      closing ??= close()
+      await closing
+    }
+  }
+}

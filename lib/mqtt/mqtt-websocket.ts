@@ -1,0 +1,25 @@
+/**
+ * MQTT over WebSocket on the HTTP port (`/mqtt` by default): the `ws` server the WebSocket API
+ * already registered accepts the upgrade, and its socket becomes a stream the MQTT server reads
+ * like a TCP connection (binary frames carry the MQTT packets, subprotocol `mqtt`).
+ */
+import { createWebSocketStream } from 'ws'
+import type { FastifyInstance } from 'fastify'
+import type { MqttServer } from './mqtt-server.js'
+
+export const DEFAULT_MQTT_WEBSOCKET_PATH = '/mqtt'
+
+/**
+ * Adds the route to `app` (which must already have the WebSocket server: buildServer registers it).
+ *
+ * @example
+ * installMqttWebSocketRoute(app, '/mqtt', mqtt)
+ */
+export function installMqttWebSocketRoute (app: FastifyInstance, path: string, mqtt: MqttServer): void {
+  app.get(path, { websocket: true, schema: { hide: true } }, (socket, request) => {
+    const stream = createWebSocketStream(socket)
+    // A stream error (a client gone mid-frame) is the connection's end, never the process's.
+    stream.on('error', () => stream.destroy())
+    mqtt.handle(stream, request.raw)
+  })
+}
