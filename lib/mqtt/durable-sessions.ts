@@ -41,14 +41,20 @@ export interface SentMessage {
 
 export interface DurableSessions {
   /**
+   * aedes `preConnect`: keeps what the client asked for and tells aedes the session is clean, so
+   * that aedes holds no session state of its own (no subscriptions, no outgoing messages to
+   * resend: those would duplicate what the store resumes, and be lost on a restart).
+   */
+  preConnect(client: object, packet: { clean?: boolean }): void
+  /**
    * After CONNECT authenticated the client, before the CONNACK: a clean session forgets what was
    * stored for (user, client id); a persistent one re-opens its stored subscriptions (their
    * streams start once the CONNACK is out). Resolves to whether a session was present.
    *
    * @example
-   * const present = await durable.open(session, packet.clean)
+   * const present = await durable.open(session, client)
    */
-  open(session: DurableTarget, clean: boolean): Promise<boolean>
+  open(session: DurableTarget, client: object): Promise<boolean>
   /** A SUBSCRIBE granted `topic`: kept for a persistent session. */
   subscribed(session: DurableTarget, topic: string, qos: number): void
   /** An UNSUBSCRIBE: forgotten for a persistent session. */
@@ -59,6 +65,8 @@ export interface DurableSessions {
   acked(session: DurableTarget): void
   /** The connection ended: what was not acknowledged stays where the stored cursor says. */
   closed(session: DurableTarget): void
+  /** Resolves once every store write queued so far is done (shutdown, before the store closes). */
+  flush(): Promise<void>
 }
 
 interface SessionState {
@@ -84,6 +92,8 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
   const { store, logger } = options
   const now = options.now ?? Date.now
   const states = new WeakMap<DurableTarget, SessionState>()
+  /** The clean-session flag each connecting client asked for (aedes is always told "clean"). */
+  const requested = new WeakMap<object, boolean>()
   /**
    * Store writes per (user, client id), chained: a reconnect on this instance reads the cursor
    * only after the acknowledgements of the connection before it are written.
@@ -124,7 +134,13 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
   }
 
   return {
-    async open (session, clean) {
+    preConnect (client, packet) {
+      requested.set(client, packet.clean !== false)
+      packet.clean = true
+    },
+
+    async open (session, client) {
+      const clean = requested.get(client) ?? true
       const userId = session.userId
       if (userId === undefined) return false
       const key = { userId, clientId: session.clientId }
@@ -175,6 +191,48 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
       const state = states.get(session)
       if (state !== undefined) state.inFlight.length = 0
       states.delete(session)
+    },
+
+    async flush () {
+      await Promise.all([...writes.values()])
     }
   }
+}
+
+/** What {@link wireDurableSessions} needs of the broker (an aedes instance). */
+export interface DurableBroker {
+  on(event: 'subscribe', listener: (subscriptions: Array<{ topic: string, qos: number }>, client: never) => void): unknown
+  on(event: 'unsubscribe', listener: (topics: string[], client: never) => void): unknown
+  on(event: 'ack', listener: (packet: unknown, client: never) => void): unknown
+  on(event: 'clientReady', listener: (client: never) => void): unknown
+}
+
+/**
+ * Feeds the broker's events to the durable layer: granted subscriptions are kept, unsubscribed
+ * ones forgotten, PUBACKs move cursors, and once the CONNACK is out the restored subscriptions
+ * start (a push never precedes the CONNACK).
+ *
+ * @example
+ * wireDurableSessions(broker, durable, (client) => sessions.get(client))
+ */
+export function wireDurableSessions<C> (
+  broker: DurableBroker,
+  durable: DurableSessions,
+  sessionOf: (client: C) => (DurableTarget & { startSubscribed(): void }) | undefined
+): void {
+  broker.on('subscribe', (subscriptions, client: C) => {
+    const session = sessionOf(client)
+    if (session === undefined) return
+    // 128: refused in the SUBACK.
+    for (const { topic, qos } of subscriptions) if (qos !== 128) durable.subscribed(session, topic, qos)
+  })
+  broker.on('unsubscribe', (topics, client: C) => {
+    const session = sessionOf(client)
+    if (session !== undefined) durable.unsubscribed(session, topics)
+  })
+  broker.on('ack', (_packet, client: C) => {
+    const session = sessionOf(client)
+    if (session !== undefined) durable.acked(session)
+  })
+  broker.on('clientReady', (client: C) => sessionOf(client)?.startSubscribed())
 }

@@ -7,9 +7,10 @@
 import mqtt from 'mqtt'
 import t from 'tap'
 import { startServer } from '../../lib/start-server.js'
+import type { Test } from 'tap'
 import { commandTopic, connectSleepy, rest, sendCommand } from '../fixtures/mqtt-sleepy.js'
 
-async function setup (t: Parameters<Parameters<typeof t.test>[1]>[0], deviceId: string): Promise<{ base: string, url: string, token: string }> {
+async function setup (t: Test, deviceId: string): Promise<{ base: string, url: string, token: string }> {
   const server = await startServer({ port: 0, admin: { password: 'durable-sleepy-pass' }, mqtt: { port: 0 } })
   t.teardown(() => server.close())
   const { accessToken } = await server.adminTokens()
