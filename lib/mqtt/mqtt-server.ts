@@ -17,7 +17,7 @@ import type { DeviceHub } from '../core/devicehub.js'
 import { CONNACK, connectAuth } from './mqtt-auth.js'
 import type { MqttLimits } from './mqtt-limits.js'
 import { DEFAULT_MQTT_LIMITS } from './mqtt-limits.js'
-import { MqttSession } from './mqtt-session.js'
+import { MqttSession, ownerOf } from './mqtt-session.js'
 import { parseTopic } from './mqtt-topics.js'
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
@@ -139,11 +139,11 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   }
 
   /** A client id may be taken over (MQTT-3.1.4-2) only by the same user, never by another. */
-  function takesOverAnother (client: Client, userId: number | undefined): boolean {
+  function takesOverAnother (client: Client, owner: string): boolean {
     const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id]
     if (current === undefined || current === client) return false
     const session = sessions.get(current)
-    return session !== undefined && session.userId !== userId
+    return session !== undefined && session.owner !== owner
   }
 
   async function authenticate (client: Client, username: string | undefined, password: Buffer | undefined): Promise<MqttSession> {
@@ -152,8 +152,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     const auth = await connectAuth(hub, username, password, addressOf(client))
     if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
     const principal = auth.kind === 'authenticated' ? auth.principal : undefined
-    const userId = principal?.kind === 'user' ? principal.user.id : undefined
-    if (takesOverAnother(client, userId)) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    if (takesOverAnother(client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
     const session = new MqttSession({
       hub, client, logger, limits, nextSubscriptionId,
       restServerUrl: options.restServerUrl(),
@@ -199,6 +198,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     authorizeForward: (_client, packet) => packet.topic.startsWith('dh/') && 'clientId' in packet ? null : packet
   })
   broker.on('subscribe', (_subscriptions, client) => sessions.get(client)?.startSubscribed())
+  // A persistent session's subscriptions are restored during CONNECT, with no SUBACK: they start after the CONNACK.
+  broker.on('clientReady', (client) => sessions.get(client)?.startSubscribed())
   broker.on('unsubscribe', (topics, client) => {
     const session = sessions.get(client)
     for (const topic of topics) session?.unsubscribeTopic(topic)

@@ -26,6 +26,19 @@ import type { MqttLimits } from './mqtt-limits.js'
 import type { EventFilter, EventTopic } from './mqtt-topics.js'
 import { pushTopic, responseTopic, subscriptionOf } from './mqtt-topics.js'
 
+/**
+ * Who holds a session, as a comparable key.
+ *
+ * @example
+ * ownerOf(undefined) // 'anonymous'
+ */
+export function ownerOf (principal: Principal | undefined): string {
+  if (principal === undefined) return 'anonymous'
+  if (principal.kind === 'user') return `user:${principal.user.id}`
+  if (principal.kind === 'plugin') return `plugin:${principal.plugin.id}`
+  return 'system'
+}
+
 /** Where an unreadable request (bad JSON, too deep, no action) is answered. */
 export const ERROR_ACTION = 'error'
 
@@ -52,6 +65,11 @@ interface Subscription {
   /** The MQTT topic filter it was made for; undefined when made by a subscribe request on dh/request. */
   topic: string | undefined
   qos: 0 | 1
+}
+
+interface Pausable {
+  pause(): void
+  resume(): void
 }
 
 const AUTHENTICATE: ActionHandler = { public: true, run: async () => undefined }
@@ -88,7 +106,11 @@ export class MqttSession implements ActionSession {
       onError: (error) => {
         options.logger.error({ err: error }, 'mqtt request failed')
         this.cutOff('request handling failed')
-      }
+      },
+      // Backpressure: reading from the connection pauses while much is queued.
+      // (aedes' Client has pause()/resume(), untyped: it pauses itself the same way during CONNECT.)
+      pause: () => (options.client as unknown as Pausable).pause(),
+      resume: () => (options.client as unknown as Pausable).resume()
     })
     if (this.principal === undefined) {
       this.authTimer = setTimeout(() => {
@@ -102,9 +124,9 @@ export class MqttSession implements ActionSession {
     return this.options.client.id
   }
 
-  /** The user behind the session (undefined: anonymous or a plugin). */
-  get userId (): number | undefined {
-    return this.principal?.kind === 'user' ? this.principal.user.id : undefined
+  /** Who holds the session: `user:<id>`, `plugin:<id>`, `system` or `anonymous` (client id takeovers compare it). */
+  get owner (): string {
+    return ownerOf(this.principal)
   }
 
   /** Topic subscriptions held (event topics and response topics), against `maxSubscriptions`. */

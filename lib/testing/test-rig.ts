@@ -58,6 +58,10 @@ export interface TestRig {
   readonly url: string
   /** The WebSocket URL `/info` reports. */
   readonly webSocketUrl: string
+  /** `mqtt://127.0.0.1:<port>`: DeviceHive's MQTT protocol (docs/mqtt.md) on a free port. */
+  readonly mqttUrl: string
+  /** `ws://127.0.0.1:<port>/mqtt`: the same over WebSocket. */
+  readonly mqttWebSocketUrl: string
   readonly port: number
   /** A client holding an admin token. */
   readonly admin: RestClient
@@ -103,6 +107,7 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
     server = await startServer({
       db: options.db ?? ':memory:',
       port: 0,
+      mqtt: { port: 0 },
       basePath: options.basePath,
       logger: options.logger ?? false,
       configure (app) {
@@ -160,6 +165,8 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
   const rig: TestRig = {
     url: server.url,
     webSocketUrl: info.webSocketServerUrl ?? '',
+    mqttUrl: server.mqttUrl ?? '',
+    mqttWebSocketUrl: server.mqttWebSocketUrl ?? '',
     port: server.port,
     admin,
     adminToken: tokens.accessToken,

@@ -1,0 +1,58 @@
+/** Start, persistent sessions and the test rig's MQTT URL (issue #25 point 1). */
+import Fastify from 'fastify'
+import t from 'tap'
+import { createDeviceHub } from '../../lib/core/devicehub.js'
+import { createMqttServer } from '../../lib/mqtt/mqtt-server.js'
+import { openStore } from '../../lib/store/open-store.js'
+import { createTestRig } from '../../lib/testing/index.js'
+import { ADMIN, connectMqtt, eventually, nextMessage, request, startMqttHarness } from '../fixtures/mqtt.js'
+
+t.test('no CONNACK before the hub is initialised; then the first admin can log in', async (t) => {
+  const store = await openStore(':memory:')
+  const hub = await createDeviceHub({ store, deferBootstrap: true, admin: { password: ADMIN.password } })
+  t.teardown(() => hub.close())
+  const mqtt = await createMqttServer({ hub, logger: Fastify({ logger: false }).log, restServerUrl: () => 'http://127.0.0.1/api/rest' })
+  t.teardown(() => mqtt.close())
+  const { port } = await mqtt.listen(0, '127.0.0.1')
+  let connected = false
+  const connecting = connectMqtt(t, `mqtt://127.0.0.1:${port}`, { username: ADMIN.login, password: ADMIN.password })
+    .then((client) => { connected = true; return client })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.notOk(connected, 'no CONNACK yet: the admin does not exist yet')
+  await hub.initialise()
+  const client = await connecting
+  t.equal((await request(client, { action: 'user/getCurrent' })).current.login, ADMIN.login)
+})
+
+t.test('a persistent session\'s subscriptions are restored on reconnect and push again', async (t) => {
+  const h = await startMqttHarness(t)
+  const deviceId = `persist-${process.pid}`
+  await h.rest('PUT', `/device/${deviceId}`, { name: deviceId })
+  const options = { clientId: `persistent-${process.pid}`, clean: false, username: ADMIN.login, password: ADMIN.password }
+  const first = await connectMqtt(t, h.url, options)
+  await first.subscribeAsync(`dh/notification/+/+/${deviceId}/#`, { qos: 1 })
+  await first.endAsync()
+  const second = await connectMqtt(t, h.url, options)
+  const pushed = nextMessage(second, (topic) => topic.includes(deviceId))
+  // The restored subscription starts after the CONNACK: retry the insert until it is live.
+  let received = false
+  void pushed.then(() => { received = true }, () => undefined)
+  await eventually(async () => {
+    if (!received) await h.rest('POST', `/device/${deviceId}/notification`, { notification: 'back' })
+    return received
+  })
+  t.equal((await pushed).payload.notification.notification, 'back')
+})
+
+t.test('the test rig has an MQTT URL; a device handle\'s token works over it', async (t) => {
+  const rig = await createTestRig()
+  t.teardown(() => rig.close())
+  t.match(rig.mqttUrl, /^mqtt:\/\/127\.0\.0\.1:\d+$/)
+  t.match(rig.mqttWebSocketUrl, /^ws:\/\/127\.0\.0\.1:\d+\/mqtt$/)
+  const lamp = await rig.device('mqtt-lamp')
+  const client = await connectMqtt(t, rig.mqttUrl, { username: 'mqtt-lamp', password: lamp.accessToken })
+  await client.subscribeAsync('dh/command/+/+/mqtt-lamp/#')
+  const command = nextMessage(client, (topic) => topic.startsWith('dh/command/'))
+  await rig.admin.request('POST', '/device/mqtt-lamp/command', { body: { command: 'blink' } })
+  t.equal((await command).payload.command.command, 'blink')
+})
