@@ -17,6 +17,7 @@
  * A cursor moves only when its command is acknowledged; one not acknowledged when the
  * connection ends is sent again on the next connection.
  */
+import type { Principal } from '../core/auth/principal.js'
 import type { Logger, Store } from '../core/ports.js'
 import type { MqttSessionKey } from '../core/mqtt-sessions/mqtt-session-ports.js'
 import type { EventFilter, EventTopic } from './mqtt-topics.js'
@@ -25,8 +26,8 @@ import { parseTopic } from './mqtt-topics.js'
 /** What the durable layer needs of an MQTT session (mqtt-session.ts `MqttSession`). */
 export interface DurableTarget {
   readonly clientId: string
-  /** The user behind the session; sessions of anonymous clients and plugins are never durable. */
-  readonly userId: number | undefined
+  /** Who is behind the session: only users' sessions are durable (not anonymous clients', not plugins'). */
+  readonly principal: Principal | undefined
   /** Opens an event topic's subscription (started after the CONNACK); `after` resumes commands from that cursor. */
   subscribeTopic(topic: string, event: EventTopic, filter: EventFilter, qos: number, after?: number): Promise<{ granted: 0 | 1 } | { refused: string }>
   /** `dh/response/<action>@<clientId>`. */
@@ -141,8 +142,9 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
 
     async open (session, client) {
       const clean = requested.get(client) ?? true
-      const userId = session.userId
-      if (userId === undefined) return false
+      const principal = session.principal
+      if (principal?.kind !== 'user') return false
+      const userId = principal.user.id
       const key = { userId, clientId: session.clientId }
       await writes.get(keyText(key))
       if (clean) {
@@ -204,13 +206,12 @@ export interface DurableBroker {
   on(event: 'subscribe', listener: (subscriptions: Array<{ topic: string, qos: number }>, client: never) => void): unknown
   on(event: 'unsubscribe', listener: (topics: string[], client: never) => void): unknown
   on(event: 'ack', listener: (packet: unknown, client: never) => void): unknown
-  on(event: 'clientReady', listener: (client: never) => void): unknown
 }
 
 /**
  * Feeds the broker's events to the durable layer: granted subscriptions are kept, unsubscribed
- * ones forgotten, PUBACKs move cursors, and once the CONNACK is out the restored subscriptions
- * start (a push never precedes the CONNACK).
+ * ones forgotten, PUBACKs move cursors. (The restored subscriptions start on `clientReady`, once
+ * the CONNACK is out: mqtt-server.ts.)
  *
  * @example
  * wireDurableSessions(broker, durable, (client) => sessions.get(client))
@@ -218,7 +219,7 @@ export interface DurableBroker {
 export function wireDurableSessions<C> (
   broker: DurableBroker,
   durable: DurableSessions,
-  sessionOf: (client: C) => (DurableTarget & { startSubscribed(): void }) | undefined
+  sessionOf: (client: C) => DurableTarget | undefined
 ): void {
   broker.on('subscribe', (subscriptions, client: C) => {
     const session = sessionOf(client)
@@ -234,5 +235,4 @@ export function wireDurableSessions<C> (
     const session = sessionOf(client)
     if (session !== undefined) durable.acked(session)
   })
-  broker.on('clientReady', (client: C) => sessionOf(client)?.startSubscribed())
 }
