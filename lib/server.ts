@@ -8,3 +8,6 @@
  */
 export { startServer } from './start-server.js'
 export type { RunningServer, StartServerOptions } from './start-server.js'
+export type { MqttStartOptions } from './mqtt/mqtt-start.js'
+export type { MqttLimits } from './mqtt/mqtt-limits.js'
+export type { MqttServer } from './mqtt/mqtt-server.js'

@@ -39,6 +39,8 @@ function trustProxy (value: string): boolean | string {
 /** `--mqtt-port`: a port (0 picks a free one), or off / false / none for no MQTT listener. */
 function mqttPort (value: string): number | false {
   if (/^(off|false|none|no)$/i.test(value.trim())) return false
+  // An empty DEVICEHUB_MQTT_PORT counts as not set (see the action).
+  if (value.trim() === '') return 1883
   return integer(0, 65535)(value.trim())
 }
 
@@ -139,7 +141,7 @@ export function createCli (io: CliIo = defaultIo): Command {
       await runServe({
         ...options,
         // The default port may be taken (by another broker): only a port the operator chose must be free.
-        mqttPortIsDefault: command.getOptionValueSource('mqttPort') === 'default',
+        mqttPortIsDefault: command.getOptionValueSource('mqttPort') === 'default' || io.env.DEVICEHUB_MQTT_PORT?.trim() === '',
         logFormat: options.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json'),
         metrics: options.metrics === true || /^(1|true|yes|on)$/i.test(io.env.DEVICEHUB_METRICS ?? ''),
         adminPassword: options.adminPassword || undefined,

@@ -18,7 +18,7 @@ import { CONNACK, connectAuth } from './mqtt-auth.js'
 import type { MqttLimits } from './mqtt-limits.js'
 import { DEFAULT_MQTT_LIMITS } from './mqtt-limits.js'
 import { MqttSession, ownerOf } from './mqtt-session.js'
-import { parseTopic } from './mqtt-topics.js'
+import { parseTelemetryTopic, parseTopic } from './mqtt-topics.js'
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
@@ -47,6 +47,7 @@ export interface MqttServer {
 
 /** Where a client publish goes once handled: a `$` topic no filter matches, so no one gets it. */
 const DISCARDED = '$devicehub/handled'
+const RESPONSE_PREFIX = 'dh/response/'
 
 function refusal (returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode })
@@ -85,10 +86,9 @@ function authorizePublish (sessions: Sessions, client: Client | null, packet: Pu
     return
   }
   const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : Buffer.from(packet.payload)
+  const telemetry = parseTelemetryTopic(packet.topic)
   if (parsed.kind === 'request') session.request(payload)
-  else if (parsed.kind === 'event' && parsed.event === 'notification' && parsed.filter.deviceId !== undefined && parsed.filter.name !== undefined) {
-    session.telemetry(parsed.filter, payload)
-  }
+  else if (telemetry !== undefined) session.telemetry(telemetry, payload)
   // Handled here (or ignored, as DeviceHive's broker ignores other dh/ publishes): never fanned out, never retained.
   packet.topic = DISCARDED
   packet.retain = false
@@ -103,8 +103,15 @@ function authorizeSubscribe (sessions: Sessions, logger: FastifyBaseLogger, clie
     callback(null, null)
     return
   }
-  if (parsed.kind === 'response' && parsed.owner === client.id) {
-    session.subscribeResponse(parsed.action)
+  if (parsed.kind === 'response') {
+    // The owner is the client's own id (which may hold an `@` itself): what the topic ends with.
+    const own = `@${client.id}`
+    const action = subscription.topic.slice(RESPONSE_PREFIX.length, -own.length)
+    if (!subscription.topic.endsWith(own) || action === '') {
+      callback(null, null)
+      return
+    }
+    session.subscribeResponse(subscription.topic)
     callback(null, { ...subscription, qos: 0 })
     return
   }

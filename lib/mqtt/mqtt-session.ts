@@ -87,7 +87,7 @@ export class MqttSession implements ActionSession {
   private readonly subscriptions = new Map<number, Subscription>()
   /** Topic filter → its subscription id. */
   private readonly topics = new Map<string, number>()
-  /** Actions whose replies the client subscribed to (`dh/response/<action>@<clientId>`). */
+  /** Response topics the client subscribed to (`dh/response/<action>@<clientId>`). */
   private readonly responses = new Set<string>()
   /** Subscriptions made by SUBSCRIBE, started once the SUBACK is written. */
   private readonly unstarted: Array<() => void> = []
@@ -166,18 +166,22 @@ export class MqttSession implements ActionSession {
    * Telemetry: a publish on `dh/notification/<networkId>/<deviceTypeId>/<deviceId>/<name>` is the
    * `notification/insert` action with the payload (a JSON object, or empty) as its parameters.
    */
-  telemetry (filter: EventFilter, payload: Buffer): void {
+  telemetry (target: { deviceId: string, name: string } | { error: string }, payload: Buffer): void {
     if (this.closed) return
     const read = payload.length === 0 ? { kind: 'json' as const, value: undefined, bytes: 0 } : readFrame(payload, { maxBytes: this.options.limits.maxPacketBytes })
     this.queue.push(read.bytes, async () => {
       const action = 'notification/insert'
+      if ('error' in target) {
+        this.reply(action, errorFrame(action, null, 400, target.error))
+        return
+      }
       if (read.kind !== 'json' || (read.value !== undefined && (read.value === null || typeof read.value !== 'object' || Array.isArray(read.value)))) {
         const message = read.kind === 'too-deep' ? read.message : 'The payload of a notification publish is a JSON object (its parameters)'
         this.reply(action, errorFrame(action, null, 400, message))
         return
       }
-      const notification = { notification: filter.name, ...(read.value === undefined ? {} : { parameters: read.value }) }
-      await this.handle({ action, deviceId: filter.deviceId, notification }, false)
+      const notification = { notification: target.name, ...(read.value === undefined ? {} : { parameters: read.value }) }
+      await this.handle({ action, deviceId: target.deviceId, notification }, false)
     })
   }
 
@@ -235,9 +239,9 @@ export class MqttSession implements ActionSession {
     return this.topics.has(topic) || this.topicCount < this.options.limits.maxSubscriptions
   }
 
-  /** `dh/response/<action>@<clientId>`: replies to `action` are published to this client. */
-  subscribeResponse (action: string): void {
-    this.responses.add(action)
+  /** `dh/response/<action>@<clientId>`: replies to `<action>` are published to this client. */
+  subscribeResponse (topic: string): void {
+    this.responses.add(topic)
   }
 
   /**
@@ -300,8 +304,7 @@ export class MqttSession implements ActionSession {
     const id = this.topics.get(topic)
     this.topics.delete(topic)
     if (id !== undefined) this.closeSubscription(id)
-    const parsed = /^dh\/response\/(.+)@[^@]*$/.exec(topic)
-    if (parsed?.[1] !== undefined) this.responses.delete(parsed[1])
+    this.responses.delete(topic)
   }
 
   // ---- ActionSession ------------------------------------------------------------------------
@@ -378,7 +381,8 @@ export class MqttSession implements ActionSession {
 
   /** A reply, published only when the client subscribed to its response topic (as DeviceHive's broker). */
   private reply (action: string, frame: string): void {
-    if (this.responses.has(action)) this.publish(responseTopic(action, this.clientId), frame, 0)
+    const topic = responseTopic(action, this.clientId)
+    if (this.responses.has(topic)) this.publish(topic, frame, 0)
   }
 
   /** To this client only; a client that stopped reading past the buffer cap is cut off. */

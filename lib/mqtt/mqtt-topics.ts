@@ -82,6 +82,26 @@ export function parseTopic (topic: string): ParsedTopic {
   return { kind: 'invalid', reason: `unknown DeviceHive topic ${levels.slice(0, 2).join('/')}` }
 }
 
+/**
+ * A telemetry publish: `dh/notification/<networkId>/<deviceTypeId>/<deviceId>/<name>`. The network
+ * and device type levels are not read (the stored notification has the device's own); undefined
+ * when `topic` is no notification publish at all.
+ *
+ * @example
+ * parseTelemetryTopic('dh/notification/1/1/lamp/temp') // { deviceId: 'lamp', name: 'temp' }
+ * parseTelemetryTopic('dh/notification/lamp')          // { error: '...' }
+ */
+export function parseTelemetryTopic (topic: string): { deviceId: string, name: string } | { error: string } | undefined {
+  if (!topic.startsWith('dh/notification/')) return undefined
+  const levels = topic.split('/')
+  const deviceId = levels[4]
+  const name = levels[5]
+  if (levels.length !== 6 || deviceId === undefined || deviceId === '' || name === undefined || name === '') {
+    return { error: 'A notification is published on dh/notification/<networkId>/<deviceTypeId>/<deviceId>/<name>' }
+  }
+  return { deviceId, name }
+}
+
 /** The core subscription an event topic becomes: which kind, and the subscribe action's inputs. */
 export function subscriptionOf (event: EventTopic, filter: EventFilter): { kind: SubscriptionKind, input: SubscriptionInput } {
   const input: SubscriptionInput = {}

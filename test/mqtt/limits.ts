@@ -47,6 +47,9 @@ t.test('bad JSON, deep JSON and non-objects are answered on dh/response/error@<c
   const refused = nextMessage(client, (topic) => topic === telemetry)
   await client.publishAsync('dh/notification/1/1/some-device/temp', '{"bad json')
   t.match((await refused).payload, { status: 'error', code: 400 })
+  const misplaced = nextMessage(client, (topic) => topic === telemetry)
+  await client.publishAsync('dh/notification/some-device', '{}')
+  t.match((await misplaced).payload, { status: 'error', code: 400, error: /dh\/notification\/<networkId>/ })
   t.ok(client.connected)
 })
 
