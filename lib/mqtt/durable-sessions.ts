@@ -15,7 +15,9 @@
  * received them, and every QoS 1 message to one client is written in publish order, so the
  * acknowledged publish is the oldest unacknowledged one: a FIFO per connection, no message ids.
  * A cursor moves only when its command is acknowledged; one not acknowledged when the
- * connection ends is sent again on the next connection.
+ * connection ends is sent again on the next connection. Should the FIFO ever slip (a publish
+ * counted that never reached the wire), a PUBACK is taken for an older publish: the cursor lags,
+ * which resends, and never runs ahead, which would lose a command.
  */
 import type { Principal } from '../core/auth/principal.js'
 import type { Logger, Store } from '../core/ports.js'
