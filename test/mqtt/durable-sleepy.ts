@@ -77,3 +77,30 @@ t.test('a clean session forgets the stored one; unsubscribing stops the resume',
   t.same((await last.waitFor(1)).map((x) => x.id), [other], 'only the topic still subscribed resumes')
   await last.close()
 })
+
+t.test('QoS 1 notifications in between: each PUBACK acknowledges its own message, not a command', async (t) => {
+  const { base, url, token } = await setup(t, 'sleepy-3')
+  const device = await connectSleepy(url, token, 'sleepy-3', (command) => command.command !== 'unacknowledged')
+  await device.client.subscribeAsync(commandTopic('sleepy-3'), { qos: 1 })
+  await device.client.subscribeAsync('dh/notification/+/+/sleepy-3/#', { qos: 1 })
+  const first = await sendCommand(base, token, 'sleepy-3', 'acknowledged')
+  await device.waitFor(1)
+  const { status } = await rest(base, token, 'POST', '/device/sleepy-3/notification', { notification: 'reading' })
+  t.equal(status, 201)
+  await eventually(() => device.notifications.length === 1)
+  const last = await sendCommand(base, token, 'sleepy-3', 'unacknowledged')
+  t.same((await device.waitFor(2)).map((x) => x.id), [first, last])
+  await device.close()
+  // Had the notification's PUBACK been taken for the last command, it would not come again.
+  const again = await connectSleepy(url, token, 'sleepy-3')
+  t.same((await again.waitFor(1)).map((x) => x.id), [last], 'the unacknowledged command comes again')
+  await again.close()
+})
+
+async function eventually (check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
