@@ -32,8 +32,8 @@ export interface DurableTarget {
   readonly principal: Principal | undefined
   /** Opens an event topic's subscription (started after the CONNACK); `after` resumes commands from that cursor. */
   subscribeTopic(topic: string, event: EventTopic, filter: EventFilter, qos: number, after?: number): Promise<{ granted: 0 | 1 } | { refused: string }>
-  /** `dh/response/<action>@<clientId>`. */
-  subscribeResponse(action: string): void
+  /** A response topic, `dh/response/<action>@<clientId>`, as subscribed. */
+  subscribeResponse(topic: string): void
 }
 
 /** A QoS 1 publish written to the client; `topic` and `cursor` when it carries a durable command. */
@@ -119,7 +119,8 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
     for (const subscription of stored) {
       const parsed = parseTopic(subscription.topic)
       if (parsed.kind === 'response') {
-        session.subscribeResponse(parsed.action)
+        // Granted when stored, so it ends with this client's own id.
+        if (subscription.topic.endsWith(`@${session.clientId}`)) session.subscribeResponse(subscription.topic)
         continue
       }
       if (parsed.kind !== 'event') continue

@@ -97,6 +97,20 @@ t.test('QoS 1 notifications in between: each PUBACK acknowledges its own message
   await again.close()
 })
 
+t.test('a persistent session keeps its response topics: a reconnected device gets replies without subscribing again', async (t) => {
+  const { url, token } = await setup(t, 'sleepy-4')
+  const first = await connectSleepy(url, token, 'sleepy-4')
+  await first.client.subscribeAsync('dh/response/server/info@sleepy-4', { qos: 0 })
+  await first.close()
+  const again = await connectSleepy(url, token, 'sleepy-4')
+  const reply = new Promise<{ topic: string, payload: { status?: string, requestId?: string } }>((resolve) => {
+    again.client.on('message', (topic, payload) => resolve({ topic, payload: JSON.parse(payload.toString()) }))
+  })
+  await again.client.publishAsync('dh/request', JSON.stringify({ action: 'server/info', requestId: 'r1' }))
+  t.match(await reply, { topic: 'dh/response/server/info@sleepy-4', payload: { status: 'success', requestId: 'r1' } })
+  await again.close()
+})
+
 async function eventually (check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs
   while (!check()) {
