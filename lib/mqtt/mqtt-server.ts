@@ -47,7 +47,6 @@ export interface MqttServer {
 
 /** Where a client publish goes once handled: a `$` topic no filter matches, so no one gets it. */
 const DISCARDED = '$devicehub/handled'
-const RESPONSE_PREFIX = 'dh/response/'
 
 function refusal (returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode })
@@ -98,24 +97,17 @@ function authorizePublish (sessions: Sessions, client: Client | null, packet: Pu
 /** A topic filter is a response topic, a core subscription of this client's own, or refused (0x80). */
 function authorizeSubscribe (sessions: Sessions, logger: FastifyBaseLogger, client: Client, subscription: Subscription, callback: (error: Error | null, subscription?: Subscription | null) => void): void {
   const session = sessions.get(client)
-  const parsed = parseTopic(subscription.topic)
+  const parsed = parseTopic(subscription.topic, client.id)
   if (session === undefined || !session.hasRoomForTopic(subscription.topic)) {
     callback(null, null)
     return
   }
   if (parsed.kind === 'response') {
-    // The owner is the client's own id (which may hold an `@` itself): what the topic ends with.
-    const own = `@${client.id}`
-    const action = subscription.topic.slice(RESPONSE_PREFIX.length, -own.length)
-    if (!subscription.topic.endsWith(own) || action === '') {
-      callback(null, null)
-      return
-    }
     session.subscribeResponse(subscription.topic)
     callback(null, { ...subscription, qos: 0 })
     return
   }
-  if (parsed.kind !== 'event' || (parsed.owner !== undefined && parsed.owner !== client.id)) {
+  if (parsed.kind !== 'event') {
     callback(null, null)
     return
   }
@@ -173,7 +165,9 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       session.release()
       durable.closed(session)
     })
-    await durable.open(session, client)
+    // Gone while the credentials were checked: aedes drops it, so must the session.
+    if (client.closed) session.release()
+    else await durable.open(session, client)
     return session
   }
 

@@ -67,6 +67,9 @@ interface Subscription {
   qos: 0 | 1
 }
 
+/** How many pushed messages a session remembers to deliver overlapping topics' copies once. */
+const DELIVERED_KEYS = 4096
+
 interface Pausable {
   pause(): void
   resume(): void
@@ -89,6 +92,8 @@ export class MqttSession implements ActionSession {
   private readonly topics = new Map<string, number>()
   /** Response topics the client subscribed to (`dh/response/<action>@<clientId>`). */
   private readonly responses = new Set<string>()
+  /** Keys of the messages topic subscriptions pushed lately (see deliveredBefore). */
+  private readonly delivered = new Set<string>()
   /** Subscriptions made by SUBSCRIBE, started once the SUBACK is written. */
   private readonly unstarted: Array<() => void> = []
   private readonly queue: FrameQueue
@@ -338,6 +343,9 @@ export class MqttSession implements ActionSession {
     const { info: { subscriptionId, type } } = subscription
     const action = type === 'notification' ? 'notification/insert' : subscription.event === 'command_update' ? 'command/update' : 'command/insert'
     subscription.stream.start(({ item, cursor }) => {
+      // Overlapping topic filters of one client deliver a message once (MQTT-3.3.5-1), as
+      // devicehive-mqtt does; subscriptions made by a request are WebSocket ones: each pushes.
+      if (subscription.topic !== undefined && this.deliveredBefore(subscription.event, item as Record<string, unknown>)) return
       this.publish(pushTopic(subscription.event, item as Record<string, unknown>), pushFrame(action, type, item, subscriptionId), subscription.qos, { topic: subscription.topic, cursor })
     }, (error) => {
       this.subscriptions.delete(subscriptionId)
@@ -350,6 +358,22 @@ export class MqttSession implements ActionSession {
       }
       this.options.logger.error({ err: error }, 'mqtt subscription failed')
     })
+  }
+
+  /**
+   * Whether a topic subscription already pushed this message (bounded memory of the latest keys:
+   * the copies of one message reach the streams of one client together).
+   */
+  private deliveredBefore (event: EventTopic, item: Record<string, unknown>): boolean {
+    if (this.topics.size < 2) return false
+    const key = `${event}:${String(item.id)}:${event === 'command_update' ? String(item.lastUpdated) : ''}`
+    if (this.delivered.has(key)) return true
+    this.delivered.add(key)
+    if (this.delivered.size > DELIVERED_KEYS) {
+      const oldest = this.delivered.values().next().value
+      if (oldest !== undefined) this.delivered.delete(oldest)
+    }
+    return false
   }
 
   unsubscribe (kind: SubscriptionKind, id: number): boolean {
@@ -417,6 +441,7 @@ export class MqttSession implements ActionSession {
     this.subscriptions.clear()
     this.topics.clear()
     this.responses.clear()
+    this.delivered.clear()
     this.unstarted.length = 0
   }
 }

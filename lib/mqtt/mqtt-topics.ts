@@ -14,7 +14,8 @@ export type EventTopic = 'notification' | 'command' | 'command_update'
 
 export type ParsedTopic =
   | { kind: 'request' }
-  | { kind: 'response', action: string, owner: string | undefined }
+  /** A reply topic of `clientId`'s own (`dh/response/<action>@<clientId>`). */
+  | { kind: 'response', action: string }
   | { kind: 'event', event: EventTopic, filter: EventFilter, owner: string | undefined }
   /** A `dh/` topic of no known form, or a malformed event topic (`reason` says why). */
   | { kind: 'invalid', reason: string }
@@ -32,11 +33,14 @@ export interface EventFilter {
 const EVENTS: ReadonlySet<string> = new Set(['notification', 'command', 'command_update'])
 const OWNER_SEPARATOR = '@'
 
-/** `a/b@owner` → `['a/b', 'owner']`; the owner is what follows the last `@`. */
-function splitOwner (topic: string): [string, string | undefined] {
-  const at = topic.lastIndexOf(OWNER_SEPARATOR)
-  if (at < 0) return [topic, undefined]
-  return [topic.slice(0, at), topic.slice(at + 1)]
+/**
+ * `<topic>@<clientId>` → `['<topic>', clientId]`: only the client's own id is an owner suffix
+ * (an id or a device id may hold an `@` itself).
+ */
+function splitOwner (topic: string, clientId: string | undefined): [string, string | undefined] {
+  const suffix = `${OWNER_SEPARATOR}${clientId ?? ''}`
+  if (clientId === undefined || !topic.endsWith(suffix)) return [topic, undefined]
+  return [topic.slice(0, -suffix.length), clientId]
 }
 
 function idLevel (level: string | undefined): number | undefined | false {
@@ -63,19 +67,20 @@ function parseEvent (event: EventTopic, levels: string[], owner: string | undefi
 
 /**
  * @example
- * parseTopic('dh/response/device/get@c1')      // { kind: 'response', action: 'device/get', owner: 'c1' }
- * parseTopic('dh/notification/1/+/d1/#')         // { kind: 'event', event: 'notification', filter: { networkId: 1, deviceId: 'd1' }, ... }
- * parseTopic('sensors/t1')                       // { kind: 'other' }
+ * parseTopic('dh/response/device/get@c1', 'c1') // { kind: 'response', action: 'device/get' }
+ * parseTopic('dh/notification/1/+/d1/#', 'c1')  // { kind: 'event', event: 'notification', filter: { networkId: 1, deviceId: 'd1' }, ... }
+ * parseTopic('sensors/t1', 'c1')                // { kind: 'other' }
  */
-export function parseTopic (topic: string): ParsedTopic {
+export function parseTopic (topic: string, clientId?: string): ParsedTopic {
   if (!topic.startsWith('dh/')) return { kind: 'other' }
   if (topic === REQUEST_TOPIC) return { kind: 'request' }
-  const [body, owner] = splitOwner(topic)
+  const [body, owner] = splitOwner(topic, clientId)
   const levels = body.split('/')
   if (levels[1] === 'response') {
     const action = levels.slice(2).join('/')
     if (action === '' || action.includes('+') || action.includes('#')) return { kind: 'invalid', reason: 'a response topic names its action' }
-    return { kind: 'response', action, owner }
+    if (owner === undefined) return { kind: 'invalid', reason: 'a response topic ends with @<your client id>' }
+    return { kind: 'response', action }
   }
   const event = levels[1]
   if (event !== undefined && EVENTS.has(event)) return parseEvent(event as EventTopic, levels.slice(2), owner)

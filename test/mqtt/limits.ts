@@ -3,6 +3,7 @@ import { connect, createServer } from 'node:net'
 import type { AddressInfo, Server } from 'node:net'
 import t from 'tap'
 import { startServer } from '../../lib/start-server.js'
+import { DEEP, MIB, deepFrame, nested, nestedObject } from '../fixtures/hostile-frames.js'
 import { ADMIN, closed, connectMqtt, nextMessage, request, startMqttHarness, subscribeGranted } from '../fixtures/mqtt.js'
 
 const login = { username: ADMIN.login, password: ADMIN.password }
@@ -51,6 +52,25 @@ t.test('bad JSON, deep JSON and non-objects are answered on dh/response/error@<c
   await client.publishAsync('dh/notification/some-device', '{}')
   t.match((await misplaced).payload, { status: 'error', code: 400, error: /dh\/notification\/<networkId>/ })
   t.ok(client.connected)
+})
+
+t.test('hostile frames (deep nesting in every member, ~1 MiB deep): refused on dh/response/error, the connection goes on', async (t) => {
+  const h = await startMqttHarness(t)
+  const client = await connectMqtt(t, h.url, login)
+  const errors = `dh/response/error@${client.options.clientId}`
+  await client.subscribeAsync(errors)
+  const frames = [
+    `{"action":${nested(DEEP)}}`,
+    `{"action":"server/info","requestId":${nestedObject(DEEP)}}`,
+    `{"action":"notification/insert","deviceId":"x","notification":{"notification":"n","parameters":${nested(DEEP)}}}`,
+    deepFrame('{"action":"server/info","x":', '}', MIB - 1024)
+  ]
+  for (const frame of frames) {
+    const reply = nextMessage(client, (topic) => topic === errors, 20_000)
+    await client.publishAsync('dh/request', frame)
+    t.match((await reply).payload, { status: 'error', code: 400, error: /nested too deeply/ }, `${frame.length} bytes`)
+  }
+  t.equal((await request(client, { action: 'server/info' })).status, 'success')
 })
 
 t.test('an anonymous client that never authenticates is disconnected', async (t) => {

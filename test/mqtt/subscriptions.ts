@@ -3,7 +3,7 @@
  * `+` and `#` become core subscriptions of the client's own scope, pushed to that client alone.
  */
 import t from 'tap'
-import { ADMIN, addDeviceWorld, addUser, closed, collect, connectMqtt, eventually, nextMessage, startMqttHarness, subscribeGranted } from '../fixtures/mqtt.js'
+import { ADMIN, addDeviceWorld, addUser, closed, collect, connectMqtt, nextMessage, request, startMqttHarness, subscribeGranted } from '../fixtures/mqtt.js'
 
 t.test('+ and # wildcards; the pushed topic and payload are DeviceHive\'s', async (t) => {
   const h = await startMqttHarness(t)
@@ -53,11 +53,17 @@ t.test('two users on overlapping topics each get their own scope only', async (t
   await h.rest('POST', `/device/${b.deviceId}/notification`, { notification: 'temp' })
   await gotA
   await gotB
-  // Both filters' copies (one per subscription, as over WebSocket), then the check.
-  await eventually(() => seenA.filter((m) => m.topic.includes(a.deviceId)).length >= 2 && seenB.filter((m) => m.topic.includes(b.deviceId)).length >= 2)
+  // A marker after them on each user's own device: what came before it has come.
+  const markerA = nextMessage(clientA, (topic) => topic.endsWith('/marker'))
+  const markerB = nextMessage(clientB, (topic) => topic.endsWith('/marker'))
+  await h.rest('POST', `/device/${a.deviceId}/notification`, { notification: 'marker' })
+  await h.rest('POST', `/device/${b.deviceId}/notification`, { notification: 'marker' })
+  await markerA
+  await markerB
   t.notOk(seenA.some((m) => m.topic.includes(b.deviceId)), 'A never sees B\'s device')
   t.notOk(seenB.some((m) => m.topic.includes(a.deviceId)), 'B never sees A\'s device')
-  t.equal(seenA.filter((m) => m.topic.includes(a.deviceId)).length, 2, 'one push per matching filter')
+  t.equal(seenA.filter((m) => m.topic.endsWith(`${a.deviceId}/temp`)).length, 1, 'two matching filters of one client: one push (MQTT-3.3.5-1)')
+  t.equal(seenB.filter((m) => m.topic.endsWith(`${b.deviceId}/temp`)).length, 1)
 })
 
 t.test('unsubscribing one topic keeps the others', async (t) => {
@@ -123,4 +129,43 @@ t.test('a device-scoped token receives and publishes only within its device\'s s
   for (let i = 0; i < 100 && list.length === 0; i++) list = await stored(a.deviceId)
   t.match(list, [{ notification: 'temp', parameters: { c: 2 }, deviceId: a.deviceId }], 'telemetry stored like a REST insert')
   t.same(await stored(b.deviceId), [], 'nothing stored for the other device')
+})
+
+t.test('subscribe actions on dh/request: pushes on the message topics, subscription/list, unsubscribe', async (t) => {
+  const h = await startMqttHarness(t)
+  const a = await addDeviceWorld(h, 'request-sub')
+  const client = await connectMqtt(t, h.url, { username: ADMIN.login, password: ADMIN.password })
+  const subscribed = await request(client, { action: 'notification/subscribe', deviceId: a.deviceId, names: ['temp'] })
+  t.equal(subscribed.status, 'success')
+  const pushed = nextMessage(client, (topic) => topic.startsWith('dh/notification/'))
+  await h.rest('POST', `/device/${a.deviceId}/notification`, { notification: 'temp' })
+  const push = await pushed
+  t.equal(push.topic, `dh/notification/${a.networkId}/${a.deviceTypeId}/${a.deviceId}/temp`)
+  t.equal(push.payload.subscriptionId, subscribed.subscriptionId)
+  const listed = await request(client, { action: 'subscription/list' })
+  t.match(listed.subscriptions, [{ subscriptionId: subscribed.subscriptionId, type: 'notification', deviceId: a.deviceId, names: ['temp'] }])
+  t.equal((await request(client, { action: 'notification/unsubscribe', subscriptionId: subscribed.subscriptionId })).status, 'success')
+  t.same((await request(client, { action: 'subscription/list' })).subscriptions, [])
+  t.match(await request(client, { action: 'notification/unsubscribe', subscriptionId: subscribed.subscriptionId }), { status: 'error', code: 404 })
+})
+
+t.test('a command round trip between a client and a device, both over MQTT', async (t) => {
+  const h = await startMqttHarness(t)
+  const a = await addDeviceWorld(h, 'roundtrip')
+  const minted = await h.rest('POST', '/token/create', {
+    userId: 1, actions: ['GetDeviceCommand', 'UpdateDeviceCommand'], networkIds: [String(a.networkId)], deviceTypeIds: [String(a.deviceTypeId)]
+  })
+  const device = await connectMqtt(t, h.url, { username: a.deviceId, password: minted.body.accessToken })
+  const client = await connectMqtt(t, h.url, { username: ADMIN.login, password: ADMIN.password })
+  await device.subscribeAsync(`dh/command/+/+/${a.deviceId}/#`)
+  await client.subscribeAsync(`dh/command_update/+/+/${a.deviceId}/#`)
+  const received = nextMessage(device, (topic) => topic.startsWith('dh/command/'))
+  const inserted = await request(client, { action: 'command/insert', deviceId: a.deviceId, command: { command: 'on', parameters: { level: 3 } } })
+  t.equal(inserted.status, 'success')
+  const command = (await received).payload.command
+  t.match(command, { id: inserted.command.id, command: 'on', parameters: { level: 3 } })
+  const updated = nextMessage(client, (topic) => topic.startsWith('dh/command_update/'))
+  const answer = await request(device, { action: 'command/update', deviceId: a.deviceId, commandId: command.id, command: { status: 'done', result: { lit: true } } })
+  t.equal(answer.status, 'success')
+  t.match((await updated).payload.command, { id: command.id, status: 'done', result: { lit: true } })
 })
