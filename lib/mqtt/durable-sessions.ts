@@ -117,10 +117,9 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
   async function restore (session: DurableTarget, state: SessionState): Promise<boolean> {
     const stored = await store.mqttSessions.list(state.key)
     for (const subscription of stored) {
-      const parsed = parseTopic(subscription.topic)
+      const parsed = parseTopic(subscription.topic, session.clientId)
       if (parsed.kind === 'response') {
-        // Granted when stored, so it ends with this client's own id.
-        if (subscription.topic.endsWith(`@${session.clientId}`)) session.subscribeResponse(subscription.topic)
+        session.subscribeResponse(subscription.topic)
         continue
       }
       if (parsed.kind !== 'event') continue
@@ -163,7 +162,7 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
     subscribed (session, topic, qos) {
       const state = states.get(session)
       if (state === undefined) return
-      const parsed = parseTopic(topic)
+      const parsed = parseTopic(topic, session.clientId)
       if (parsed.kind === 'event' && resumes(parsed.event, qos)) state.topics.add(topic)
       else state.topics.delete(topic)
       const granted = parsed.kind === 'response' ? 0 : Math.min(qos, 1)
