@@ -58,3 +58,16 @@ export async function connectAuth (hub: DeviceHub, username: string | undefined,
     throw error
   }
 }
+
+/**
+ * Who holds a session, as a comparable key.
+ *
+ * @example
+ * ownerOf(undefined) // 'anonymous'
+ */
+export function ownerOf (principal: Principal | undefined): string {
+  if (principal === undefined) return 'anonymous'
+  if (principal.kind === 'user') return `user:${principal.user.id}`
+  if (principal.kind === 'plugin') return `plugin:${principal.plugin.id}`
+  return 'system'
+}

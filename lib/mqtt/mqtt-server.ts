@@ -14,10 +14,10 @@ import { Aedes } from 'aedes'
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes'
 import type { FastifyBaseLogger } from 'fastify'
 import type { DeviceHub } from '../core/devicehub.js'
-import { CONNACK, connectAuth } from './mqtt-auth.js'
+import { CONNACK, connectAuth, ownerOf } from './mqtt-auth.js'
 import type { MqttLimits } from './mqtt-limits.js'
 import { DEFAULT_MQTT_LIMITS } from './mqtt-limits.js'
-import { MqttSession, ownerOf } from './mqtt-session.js'
+import { MqttSession } from './mqtt-session.js'
 import { parseTelemetryTopic, parseTopic } from './mqtt-topics.js'
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
@@ -34,8 +34,11 @@ export interface MqttServerOptions {
 export interface MqttServer {
   /** Listens for MQTT over TCP; rejects (EADDRINUSE, ...) when it cannot. */
   listen(port: number, host?: string): Promise<AddressInfo>
-  /** Serves one connection made elsewhere (MQTT over WebSocket: a `createWebSocketStream`). */
-  handle(stream: Duplex, request?: IncomingMessage): void
+  /**
+   * Serves one connection made elsewhere (MQTT over WebSocket: a `createWebSocketStream`);
+   * `address` is the client's as the HTTP layer sees it (Fastify's `request.ip`).
+   */
+  handle(stream: Duplex, request?: IncomingMessage, address?: string): void
   /** Where {@link listen} listens; undefined before. */
   readonly address: AddressInfo | undefined
   /** Connected (CONNACKed) clients. */
@@ -65,9 +68,10 @@ async function initialisedWithin (hub: DeviceHub, waitMs: number): Promise<boole
   }
 }
 
-function addressOf (client: Client): string | undefined {
+/** The client's address: the one the HTTP layer named (MQTT over WebSocket behind a trusted proxy), else the socket's. */
+function addressOf (client: Client, named: WeakMap<object, string>): string | undefined {
   const conn = client.conn as Partial<Socket>
-  return conn.remoteAddress ?? client.req?.socket?.remoteAddress
+  return named.get(client.conn) ?? conn.remoteAddress ?? client.req?.socket?.remoteAddress
 }
 
 type Sessions = WeakMap<Client, MqttSession>
@@ -131,6 +135,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   // Persistent sessions live in the store, not in aedes (durable-sessions.ts).
   const durable = createDurableSessions({ store: hub.store, logger })
   const connections = new Set<Duplex>()
+  const addresses = new WeakMap<object, string>()
   let lastSubscriptionId = 0
   const nextSubscriptionId = (): number => {
     lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
@@ -148,14 +153,14 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   async function authenticate (client: Client, username: string | undefined, password: Buffer | undefined): Promise<MqttSession> {
     if (!await initialisedWithin(hub, limits.startupWaitMs)) throw refusal(CONNACK.serverUnavailable, 'The server is starting')
     if (client.id.length > limits.maxClientIdLength) throw refusal(CONNACK.identifierRejected, `Client id longer than ${limits.maxClientIdLength}`)
-    const auth = await connectAuth(hub, username, password, addressOf(client))
+    const auth = await connectAuth(hub, username, password, addressOf(client, addresses))
     if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
     const principal = auth.kind === 'authenticated' ? auth.principal : undefined
     if (takesOverAnother(client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
     const session = new MqttSession({
       hub, client, logger, limits, nextSubscriptionId,
       restServerUrl: options.restServerUrl(),
-      clientAddress: addressOf(client),
+      clientAddress: addressOf(client, addresses),
       principal,
       token: auth.kind === 'authenticated' ? auth.token : undefined,
       sent: (message) => durable.sent(session, message)
@@ -216,11 +221,12 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   let address: AddressInfo | undefined
   let closing: Promise<void> | undefined
 
-  function handle (stream: Duplex, request?: IncomingMessage): void {
+  function handle (stream: Duplex, request?: IncomingMessage, address?: string): void {
     if (closing !== undefined) {
       stream.destroy()
       return
     }
+    if (address !== undefined) addresses.set(stream, address)
     connections.add(stream)
     stream.once('close', () => connections.delete(stream))
     const client = broker.handle(stream, request)

@@ -24,20 +24,9 @@ import { tooManySubscriptions } from '../http/websocket/session.js'
 import type { SentMessage } from './durable-sessions.js'
 import type { MqttLimits } from './mqtt-limits.js'
 import type { EventFilter, EventTopic } from './mqtt-topics.js'
+import { ownerOf } from './mqtt-auth.js'
 import { pushTopic, responseTopic, subscriptionOf } from './mqtt-topics.js'
-
-/**
- * Who holds a session, as a comparable key.
- *
- * @example
- * ownerOf(undefined) // 'anonymous'
- */
-export function ownerOf (principal: Principal | undefined): string {
-  if (principal === undefined) return 'anonymous'
-  if (principal.kind === 'user') return `user:${principal.user.id}`
-  if (principal.kind === 'plugin') return `plugin:${principal.plugin.id}`
-  return 'system'
-}
+import { createRecentKeys } from './recent-keys.js'
 
 /** Where an unreadable request (bad JSON, too deep, no action) is answered. */
 export const ERROR_ACTION = 'error'
@@ -93,7 +82,7 @@ export class MqttSession implements ActionSession {
   /** Response topics the client subscribed to (`dh/response/<action>@<clientId>`). */
   private readonly responses = new Set<string>()
   /** Keys of the messages topic subscriptions pushed lately (see deliveredBefore). */
-  private readonly delivered = new Set<string>()
+  private readonly delivered = createRecentKeys(DELIVERED_KEYS)
   /** Subscriptions made by SUBSCRIBE, started once the SUBACK is written. */
   private readonly unstarted: Array<() => void> = []
   private readonly queue: FrameQueue
@@ -366,14 +355,7 @@ export class MqttSession implements ActionSession {
    */
   private deliveredBefore (event: EventTopic, item: Record<string, unknown>): boolean {
     if (this.topics.size < 2) return false
-    const key = `${event}:${String(item.id)}:${event === 'command_update' ? String(item.lastUpdated) : ''}`
-    if (this.delivered.has(key)) return true
-    this.delivered.add(key)
-    if (this.delivered.size > DELIVERED_KEYS) {
-      const oldest = this.delivered.values().next().value
-      if (oldest !== undefined) this.delivered.delete(oldest)
-    }
-    return false
+    return this.delivered.seen(`${event}:${String(item.id)}:${event === 'command_update' ? String(item.lastUpdated) : ''}`)
   }
 
   unsubscribe (kind: SubscriptionKind, id: number): boolean {

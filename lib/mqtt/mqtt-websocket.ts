@@ -20,6 +20,7 @@ export function installMqttWebSocketRoute (app: FastifyInstance, path: string, m
     const stream = createWebSocketStream(socket)
     // A stream error (a client gone mid-frame) is the connection's end, never the process's.
     stream.on('error', () => stream.destroy())
-    mqtt.handle(stream, request.raw)
+    // request.ip: the client behind a trusted proxy, so CONNECT logins are throttled per client.
+    mqtt.handle(stream, request.raw, request.ip)
   })
 }
