@@ -131,12 +131,17 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     throw error
   }
   const basePath = normaliseBasePath(options.basePath ?? '/api/rest')
+  let mqtt: Awaited<ReturnType<typeof startMqtt>> | undefined
+  // The MQTT gauges read the endpoint made after the app (its WebSocket route needs the app).
+  const metrics = options.metrics === undefined || options.metrics === false || options.mqtt === undefined || options.mqtt === false
+    ? options.metrics
+    : { ...(options.metrics === true ? {} : options.metrics), mqtt: { clients: () => mqtt?.server.clients ?? 0, subscriptions: () => mqtt?.server.subscriptions ?? 0 } }
   let app: FastifyInstance
   try {
     app = await buildServer({
       publicUrl: options.publicUrl,
       hub, basePath, logger: options.logger, bodyLimit: options.bodyLimit, trustProxy: options.trustProxy,
-      metrics: options.metrics, console: options.console
+      metrics, console: options.console
     })
   } catch (error) {
     await hub.close()
@@ -148,7 +153,6 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host
   let origin = ''
   let port = 0
-  let mqtt: Awaited<ReturnType<typeof startMqtt>> | undefined
   try {
     // Before listening: its WebSocket route must exist when the app is ready.
     if (options.mqtt !== undefined && options.mqtt !== false) {
@@ -170,7 +174,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     url: `${origin}${basePath}`,
     consoleUrl: options.console === false ? undefined : `${origin}${consolePath(basePath)}`,
     mqttUrl: mqtt?.url(),
-    mqttWebSocketUrl: mqtt === undefined ? undefined : `ws://${urlHost}:${port}${mqtt.webSocketPath}`,
+    mqttWebSocketUrl: mqtt?.webSocketPath === undefined ? undefined : `ws://${urlHost}:${port}${mqtt.webSocketPath}`,
     mqtt: mqtt?.server,
     warnings: mqtt?.warnings ?? [],
     port,

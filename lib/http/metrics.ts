@@ -11,6 +11,8 @@ import type { DeviceHub } from '../core/devicehub.js'
 export interface MetricsOptions {
   /** Counts the realtime (WebSocket) layer reports; gauges stay at 0 without them. */
   webSocket?: { sessions(): number, subscriptions(): number }
+  /** Counts the MQTT endpoint reports (lib/mqtt); gauges stay at 0 without them. */
+  mqtt?: { clients(): number, subscriptions(): number }
   /** Default and process metrics (`process_*`, `nodejs_*`); default true. */
   processMetrics?: boolean
 }
@@ -23,6 +25,42 @@ export interface DeviceHubMetrics {
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 const QUERY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5]
+
+/** The gauges of the connection endpoints (WebSocket, MQTT), read from their counts at scrape time. */
+function installConnectionGauges (registry: Registry, options: MetricsOptions): void {
+  new Gauge({
+    name: 'devicehub_websocket_sessions',
+    help: 'Open WebSocket sessions',
+    registers: [registry],
+    collect () {
+      this.set(options.webSocket?.sessions() ?? 0)
+    }
+  })
+  new Gauge({
+    name: 'devicehub_websocket_subscriptions',
+    help: 'Active WebSocket subscriptions',
+    registers: [registry],
+    collect () {
+      this.set(options.webSocket?.subscriptions() ?? 0)
+    }
+  })
+  new Gauge({
+    name: 'devicehub_mqtt_clients',
+    help: 'Connected MQTT clients',
+    registers: [registry],
+    collect () {
+      this.set(options.mqtt?.clients() ?? 0)
+    }
+  })
+  new Gauge({
+    name: 'devicehub_mqtt_subscriptions',
+    help: 'Active MQTT subscriptions (topic filters and subscribe requests)',
+    registers: [registry],
+    collect () {
+      this.set(options.mqtt?.subscriptions() ?? 0)
+    }
+  })
+}
 
 /**
  * Registers the metrics and the hook that measures every request of `app`.
@@ -64,22 +102,7 @@ export function installMetrics (app: FastifyInstance, hub: DeviceHub, options: M
       this.set(hub.stats.parkedPolls)
     }
   })
-  new Gauge({
-    name: 'devicehub_websocket_sessions',
-    help: 'Open WebSocket sessions',
-    registers: [registry],
-    collect () {
-      this.set(options.webSocket?.sessions() ?? 0)
-    }
-  })
-  new Gauge({
-    name: 'devicehub_websocket_subscriptions',
-    help: 'Active WebSocket subscriptions',
-    registers: [registry],
-    collect () {
-      this.set(options.webSocket?.subscriptions() ?? 0)
-    }
-  })
+  installConnectionGauges(registry, options)
   new Counter({
     name: 'devicehub_messages_written_total',
     help: 'Commands, command updates and notifications committed through this instance',

@@ -43,6 +43,8 @@ export interface MqttServer {
   readonly address: AddressInfo | undefined
   /** Connected (CONNACKed) clients. */
   readonly clients: number
+  /** Core subscriptions over all sessions (Prometheus: devicehub_mqtt_subscriptions). */
+  readonly subscriptions: number
   readonly limits: Readonly<MqttLimits>
   /** Disconnects every client and stops listening. Idempotent. */
   close(): Promise<void>
@@ -136,6 +138,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const durable = createDurableSessions({ store: hub.store, logger })
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
+  const live = new Set<MqttSession>()
   let lastSubscriptionId = 0
   const nextSubscriptionId = (): number => {
     lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
@@ -163,8 +166,10 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       clientAddress: addressOf(client, addresses),
       principal,
       token: auth.kind === 'authenticated' ? auth.token : undefined,
-      sent: (message) => durable.sent(session, message)
+      sent: (message) => durable.sent(session, message),
+      onRelease: (released) => live.delete(released)
     })
+    live.add(session)
     sessions.set(client, session)
     client.conn.once('close', () => {
       session.release()
@@ -265,6 +270,11 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     },
     get clients () {
       return (broker as unknown as { connectedClients: number }).connectedClients
+    },
+    get subscriptions () {
+      let total = 0
+      for (const session of live) total += session.subscriptionCount
+      return total
     },
     limits,
     async close () {

@@ -45,6 +45,8 @@ export interface MqttSessionOptions {
   nextSubscriptionId(): number
   /** Every QoS 1 publish to the client, in order, with the command cursor it carries (durable-sessions.ts). */
   sent?: (message: SentMessage) => void
+  /** Called once when the session is released (the server's count of live sessions). */
+  onRelease?: (session: MqttSession) => void
 }
 
 interface Subscription {
@@ -425,5 +427,6 @@ export class MqttSession implements ActionSession {
     this.responses.clear()
     this.delivered.clear()
     this.unstarted.length = 0
+    this.options.onRelease?.(this)
   }
 }

@@ -4,8 +4,9 @@ import t from 'tap'
 import { createDeviceHub } from '../../lib/core/devicehub.js'
 import { createMqttServer } from '../../lib/mqtt/mqtt-server.js'
 import { openStore } from '../../lib/store/open-store.js'
+import { startServer } from '../../lib/start-server.js'
 import { createTestRig } from '../../lib/testing/index.js'
-import { ADMIN, connectMqtt, eventually, nextMessage, request, startMqttHarness } from '../fixtures/mqtt.js'
+import { ADMIN, closed, connectMqtt, eventually, nextMessage, request, startMqttHarness } from '../fixtures/mqtt.js'
 
 t.test('no CONNACK before the hub is initialised; then the first admin can log in', async (t) => {
   const store = await openStore(':memory:')
@@ -55,4 +56,21 @@ t.test('the test rig has an MQTT URL; a device handle\'s token works over it', a
   const command = nextMessage(client, (topic) => topic.startsWith('dh/command/'))
   await rig.admin.request('POST', '/device/mqtt-lamp/command', { body: { command: 'blink' } })
   t.equal((await command).payload.command.command, 'blink')
+})
+
+t.test('/metrics counts MQTT clients and subscriptions', async (t) => {
+  const server = await startServer({ port: 0, admin: { password: ADMIN.password }, metrics: true, mqtt: { port: 0 } })
+  t.teardown(() => server.close())
+  const scrape = async (): Promise<string> => (await fetch(`${new URL(server.url).origin}/metrics`)).text()
+  t.match(await scrape(), /devicehub_mqtt_clients 0\n[\s\S]*devicehub_mqtt_subscriptions 0\n/)
+  const client = await connectMqtt(t, server.mqttUrl!, { username: ADMIN.login, password: ADMIN.password })
+  await client.subscribeAsync(['dh/notification/#', 'dh/command/#'])
+  const text = await scrape()
+  t.match(text, /devicehub_mqtt_clients 1\n/)
+  t.match(text, /devicehub_mqtt_subscriptions 2\n/)
+  const gone = closed(client)
+  client.end(true)
+  await gone
+  await eventually(async () => /devicehub_mqtt_clients 0\n[\s\S]*devicehub_mqtt_subscriptions 0\n/.test(await scrape()))
+  t.pass('a closed client is no longer counted')
 })
