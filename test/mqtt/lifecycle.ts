@@ -74,3 +74,11 @@ t.test('/metrics counts MQTT clients and subscriptions', async (t) => {
   await eventually(async () => /devicehub_mqtt_clients 0\n[\s\S]*devicehub_mqtt_subscriptions 0\n/.test(await scrape()))
   t.pass('a closed client is no longer counted')
 })
+
+t.test('webSocketPath: false serves MQTT over TCP only', async (t) => {
+  const server = await startServer({ port: 0, admin: { password: ADMIN.password }, mqtt: { port: 0, webSocketPath: false } })
+  t.teardown(() => server.close())
+  t.equal(server.mqttWebSocketUrl, undefined)
+  t.match(server.mqttUrl, /^mqtt:\/\//)
+  t.equal((await fetch(`http://127.0.0.1:${server.port}/mqtt`)).status, 404, 'no /mqtt route')
+})
