@@ -17,11 +17,15 @@ export interface ChildServer {
   stop(): Promise<void>
   /** The database a devicehub child runs on (file path or PostgreSQL URL); undefined for the baseline. */
   db?: string
+  /** The MQTT endpoint (`mqtt://127.0.0.1:<port>`), for children started with one. */
+  mqtt?: string
 }
 
 export interface StartChildOptions {
   /** Run on this already initialised database (a second instance over the same PostgreSQL database). */
   db?: string
+  /** devicehub: also serve MQTT (on a port of its own) and report its URL. */
+  mqtt?: boolean
 }
 
 let benchDir: string | undefined
@@ -67,15 +71,15 @@ async function initialise (script: string, db: string): Promise<string> {
  * Starts the compiled `bench/children/<name>` in its own process (with --expose-gc, so RSS is
  * measured after a collection) and waits for its URL. devicehub gets a fresh SQLite file.
  */
-export async function startChild (name: 'devicehub-server' | 'baseline-server', options: StartChildOptions = {}): Promise<ChildServer> {
+export async function startChild (name: 'devicehub-server' | 'baseline-server' | 'baseline-mqtt', options: StartChildOptions = {}): Promise<ChildServer> {
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
   const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script) : undefined
-  const env = db !== undefined ? { ...process.env, BENCH_DB: db } : process.env
+  const env = { ...process.env, ...(db === undefined ? {} : { BENCH_DB: db }), ...(options.mqtt === true ? { BENCH_MQTT: '1' } : {}) }
   const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const ready = await new Promise<{ url: string, token: string }>((resolve, reject) => {
+  const ready = await new Promise<{ url: string, token: string, mqtt?: string }>((resolve, reject) => {
     child.once('error', reject)
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)))
-    child.once('message', (m: { type: string, url: string, token: string }) => resolve(m))
+    child.once('message', (m: { type: string, url: string, token: string, mqtt?: string }) => resolve(m))
   })
   child.removeAllListeners('exit')
   return {

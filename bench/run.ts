@@ -3,6 +3,7 @@
  * bare-Fastify baseline measured in the same run. `npm run bench` runs all of them;
  * `npm run bench -- <scenario>` runs one (names below).
  */
+import { mqttBench } from './mqtt.js'
 import { dropBenchDatabases } from './pg.js'
 import { commandRoundTrip } from './scenarios/command-round-trip.js'
 import { commandRoundTripTwoInstances } from './scenarios/command-round-trip-two-instances.js'
@@ -21,6 +22,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   'ws-insert': webSocketInsert,
   plugin: pluginDelivery,
   rig: rigStart,
+  mqtt: mqttBench,
   // Needs BENCH_PG_URL: device on instance A, client on instance B, one PostgreSQL database.
   roundtrip2: commandRoundTripTwoInstances
 }

@@ -15,7 +15,9 @@ if (db === undefined) throw new Error('BENCH_DB is not set')
 keepYoungGenerationSmall()
 // BENCH_DURABILITY=full|normal overrides the default (normal on SQLite, the server's setting on PostgreSQL).
 const durability = process.env.BENCH_DURABILITY === 'full' || process.env.BENCH_DURABILITY === 'normal' ? process.env.BENCH_DURABILITY : undefined
-const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability })
+// BENCH_MQTT=1: the MQTT endpoint too, on a port of its own (bench/mqtt.ts).
+const mqtt = process.env.BENCH_MQTT === '1' ? { port: 0 } : undefined
+const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability, mqtt })
 if (process.env.BENCH_INIT === '1') {
   await server.hub.store.devices.insert({ id: 'bench-device', name: 'bench', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   for (let i = 0; i < 100; i++) {
@@ -35,7 +37,7 @@ process.on('message', (message: { type: string }) => {
     server.close().finally(() => process.exit(0))
   }
 })
-process.send!({ type: 'ready', url: server.url, token: accessToken })
+process.send!({ type: 'ready', url: server.url, token: accessToken, mqtt: server.mqttUrl })
 
 if (process.env.BENCH_LAG === '1') {
   // Diagnostics: report event-loop stalls over 50 ms.

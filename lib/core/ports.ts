@@ -7,6 +7,7 @@ import type { CommandRepository } from './commands/command-ports.js'
 import type { ConfigurationRepository, SecretRepository } from './configuration/configuration-ports.js'
 import type { DeviceRepository, PurgeRepository } from './devices/device-ports.js'
 import type { DeviceTypeRepository } from './device-types/device-type-ports.js'
+import type { MqttSessionRepository } from './mqtt-sessions/mqtt-session-ports.js'
 import type { NetworkRepository } from './networks/network-ports.js'
 import type { NotificationRepository } from './notifications/notification-ports.js'
 import type { PluginRepository } from './plugins/plugin-ports.js'
@@ -46,6 +47,8 @@ export interface Store {
   readonly presence: PresenceRepository
   /** Histories of deleted devices still to remove. */
   readonly purges: PurgeRepository
+  /** Durable MQTT sessions: subscriptions and acknowledged-command cursors (issue #25). */
+  readonly mqttSessions: MqttSessionRepository
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>
   /**
    * Runs `fn` once the surrounding transaction has committed (at once outside a transaction;

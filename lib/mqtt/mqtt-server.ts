@@ -19,6 +19,8 @@ import type { MqttLimits } from './mqtt-limits.js'
 import { DEFAULT_MQTT_LIMITS } from './mqtt-limits.js'
 import { MqttSession } from './mqtt-session.js'
 import { parseTelemetryTopic, parseTopic } from './mqtt-topics.js'
+import type { DurableBroker } from './durable-sessions.js'
+import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
 
 export interface MqttServerOptions {
@@ -132,6 +134,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const { hub, logger } = options
   const limits: MqttLimits = { ...DEFAULT_MQTT_LIMITS, ...options.limits }
   const sessions: Sessions = new WeakMap()
+  // Persistent sessions live in the store, not in aedes (durable-sessions.ts).
+  const durable = createDurableSessions({ store: hub.store, logger })
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
   const live = new Set<MqttSession>()
@@ -162,13 +166,18 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       clientAddress: addressOf(client, addresses),
       principal,
       token: auth.kind === 'authenticated' ? auth.token : undefined,
+      sent: (message) => durable.sent(session, message),
       onRelease: (released) => live.delete(released)
     })
     live.add(session)
     sessions.set(client, session)
-    client.conn.once('close', () => session.release())
+    client.conn.once('close', () => {
+      session.release()
+      durable.closed(session)
+    })
     // Gone while the credentials were checked: aedes drops it, so must the session.
     if (client.closed) session.release()
+    else await durable.open(session, client)
     return session
   }
 
@@ -178,6 +187,10 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     maxInflightInbound: limits.maxInflightInbound,
     keepaliveLimit: limits.maxKeepAliveSeconds,
     maxClientsIdLength: limits.maxClientIdLength,
+    preConnect (client, packet, done) {
+      durable.preConnect(client, packet)
+      done(null, true)
+    },
     authenticate (client, username, password, done) {
       authenticate(client, username ?? undefined, password ?? undefined).then(() => done(null, true), (error: unknown) => {
         if (error instanceof Error && 'returnCode' in error) {
@@ -202,6 +215,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     const session = sessions.get(client)
     for (const topic of topics) session?.unsubscribeTopic(topic)
   })
+  wireDurableSessions(broker as unknown as DurableBroker, durable, (client: Client) => sessions.get(client))
   broker.on('clientDisconnect', (client) => sessions.get(client)?.release())
   broker.on('clientError', (client, error) => logger.debug({ clientId: client.id, err: error }, 'mqtt client error'))
   broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'mqtt connection error'))
@@ -227,6 +241,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   async function close (): Promise<void> {
     await new Promise<void>((resolve) => broker.close(() => resolve()))
     for (const connection of connections) connection.destroy()
+    // Acknowledgements already received are written before the store closes.
+    await durable.flush()
     if (server !== undefined) {
       const listening = server
       await new Promise<void>((resolve) => listening.close(() => resolve()))

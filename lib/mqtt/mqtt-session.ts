@@ -21,6 +21,7 @@ import { ACTIONS } from '../http/websocket/actions.js'
 import type { RequestFrame } from '../http/websocket/frames.js'
 import { errorFrame, pushFrame, statusOf, successFrame } from '../http/websocket/frames.js'
 import { tooManySubscriptions } from '../http/websocket/session.js'
+import type { SentMessage } from './durable-sessions.js'
 import type { MqttLimits } from './mqtt-limits.js'
 import type { EventFilter, EventTopic } from './mqtt-topics.js'
 import { ownerOf } from './mqtt-auth.js'
@@ -42,6 +43,8 @@ export interface MqttSessionOptions {
   token?: string
   /** A new subscription id (shared with the WebSocket sessions' numbering rule). */
   nextSubscriptionId(): number
+  /** Every QoS 1 publish to the client, in order, with the command cursor it carries (durable-sessions.ts). */
+  sent?: (message: SentMessage) => void
   /** Called once when the session is released (the server's count of live sessions). */
   onRelease?: (session: MqttSession) => void
 }
@@ -242,7 +245,7 @@ export class MqttSession implements ActionSession {
    * the stream starts once the SUBACK is out ({@link startSubscribed}). Resolves to the granted
    * QoS, or to the error reply when the action refused it (the SUBACK then says 0x80).
    */
-  async subscribeTopic (topic: string, event: EventTopic, filter: EventFilter, qos: number): Promise<{ granted: 0 | 1 } | { refused: string }> {
+  async subscribeTopic (topic: string, event: EventTopic, filter: EventFilter, qos: number, after?: number): Promise<{ granted: 0 | 1 } | { refused: string }> {
     if (this.closed) return { refused: 'closed' }
     const existing = this.topics.get(topic)
     const granted: 0 | 1 = qos >= 1 ? 1 : 0
@@ -257,7 +260,9 @@ export class MqttSession implements ActionSession {
     try {
       const handler = ACTIONS[action]
       if (handler === undefined) throw new Error(`no action ${action}`)
-      const result = await handler.run({ hub: this.options.hub, session: this, principal: await this.recheck() }, frame)
+      const result = after !== undefined && kind === 'command'
+        ? await this.resume(input, frame, after)
+        : await handler.run({ hub: this.options.hub, session: this, principal: await this.recheck() }, frame)
       if (!(result instanceof SubscribeReply)) throw new Error(`${action} gave no subscription`)
       const subscription = this.subscriptions.get(result.subscriptionId)
       if (subscription === undefined || this.closed) return { refused: 'closed' }
@@ -274,6 +279,15 @@ export class MqttSession implements ActionSession {
       this.reply(action, errorFrame(action, null, known?.code ?? 400, message))
       return { refused: message }
     }
+  }
+
+  /**
+   * A durable session's command subscription (durable-sessions.ts), resumed from the stored
+   * cursor of the last acknowledged command: every command after it, however many, losslessly.
+   */
+  private async resume (input: SubscriptionInput, frame: RequestFrame, after: number): Promise<unknown> {
+    const stream = await this.options.hub.commands.subscribe(await this.recheck(), { ...input, after, backlogLimit: Infinity })
+    return this.addSubscription('command', stream, frame, input)
   }
 
   /** Starts what SUBSCRIBE added, after its SUBACK (pushes never precede it). */
@@ -319,11 +333,11 @@ export class MqttSession implements ActionSession {
   private startStream (subscription: Subscription): void {
     const { info: { subscriptionId, type } } = subscription
     const action = type === 'notification' ? 'notification/insert' : subscription.event === 'command_update' ? 'command/update' : 'command/insert'
-    subscription.stream.start(({ item }) => {
+    subscription.stream.start(({ item, cursor }) => {
       // Overlapping topic filters of one client deliver a message once (MQTT-3.3.5-1), as
       // devicehive-mqtt does; subscriptions made by a request are WebSocket ones: each pushes.
       if (subscription.topic !== undefined && this.deliveredBefore(subscription.event, item as Record<string, unknown>)) return
-      this.publish(pushTopic(subscription.event, item as Record<string, unknown>), pushFrame(action, type, item, subscriptionId), subscription.qos)
+      this.publish(pushTopic(subscription.event, item as Record<string, unknown>), pushFrame(action, type, item, subscriptionId), subscription.qos, { topic: subscription.topic, cursor })
     }, (error) => {
       this.subscriptions.delete(subscriptionId)
       if (error instanceof StreamRevokedError) {
@@ -380,7 +394,7 @@ export class MqttSession implements ActionSession {
   }
 
   /** To this client only; a client that stopped reading past the buffer cap is cut off. */
-  private publish (topic: string, payload: string, qos: 0 | 1): void {
+  private publish (topic: string, payload: string, qos: 0 | 1, carries: SentMessage = {}): void {
     if (this.closed) return
     const { client } = this.options
     const buffered = (client.conn as { writableLength?: number }).writableLength ?? 0
@@ -388,6 +402,7 @@ export class MqttSession implements ActionSession {
       this.cutOff('outbound buffer full')
       return
     }
+    if (qos === 1) this.options.sent?.(carries)
     client.publish({ cmd: 'publish', topic, payload: Buffer.from(payload), qos, retain: false, dup: false }, (error) => {
       if (error !== undefined && error !== null) this.options.logger.debug({ err: error }, 'mqtt publish failed')
     })

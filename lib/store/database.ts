@@ -124,6 +124,17 @@ export interface MessagePurgeTable {
   device_key: number | null
 }
 
+/** Migration 0010: durable MQTT subscriptions, one row per (user, client id, topic filter). */
+export interface MqttSubscriptionsTable {
+  user_id: Int
+  client_id: string
+  topic: string
+  qos: number
+  /** Server stamp (epoch ms) of the last command the client acknowledged; null = none yet. */
+  cursor: ColumnType<number | null, number | null | undefined, number | null>
+  created_at: Int
+}
+
 export interface Database {
   users: UsersTable
   networks: NamedEntityTable
@@ -138,4 +149,5 @@ export interface Database {
   plugins: PluginsTable
   server_secrets: ServerSecretsTable
   message_purge: MessagePurgeTable
+  mqtt_subscriptions: MqttSubscriptionsTable
 }

@@ -13,6 +13,7 @@ import { createCommandRepository } from './repositories/commands.js'
 import { createConfigurationRepository, createSecretRepository } from './repositories/configuration.js'
 import { createDeviceRepository } from './repositories/devices.js'
 import { createMessageFeedRepository } from './repositories/message-feed.js'
+import { createMqttSessionRepository } from './repositories/mqtt-sessions.js'
 import { createNamedEntityRepository } from './repositories/named-entities.js'
 import { createNotificationRepository } from './repositories/notifications.js'
 import { createPluginRepository } from './repositories/plugins.js'
@@ -82,6 +83,7 @@ function build (
     // Not cached and not a device write: presence changes every few seconds per device.
     presence: guardRepository(createPresenceRepository(db), dialect),
     purges: guardRepository(createPurgeRepository(db), dialect),
+    mqttSessions: guardRepository(createMqttSessionRepository(db), dialect),
     async transaction (fn) {
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)

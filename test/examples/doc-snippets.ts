@@ -160,7 +160,9 @@ t.test('the snippets against the built package', async (t) => {
   mkdirSync(dir, { recursive: true })
 
   const port = await freePort()
-  const server = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--log-level', 'warn'], {
+  // MQTT on a free port of its own (1883, the default, may be taken: mosquitto): the tour's `-p 1883` becomes it.
+  const mqttPort = await freePort()
+  const server = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--mqtt-port', String(mqttPort), '--log-level', 'warn'], {
     cwd: dir, env: childEnv({ DEVICEHUB_ADMIN_PASSWORD: PASSWORD })
   })
   let banner = ''
@@ -175,12 +177,16 @@ t.test('the snippets against the built package', async (t) => {
   const admin = { authorization: `Bearer ${accessToken}` }
 
   await t.test('README: the short tour', async (t) => {
-    const result = await bash(t, block('README.md', 'BASE=http'), dir, [...hostSubstitutions, ['<password>', PASSWORD]])
+    const result = await bash(t, block('README.md', 'BASE=http'), dir, [...hostSubstitutions, ['<password>', PASSWORD], ['-p 1883', `-p ${mqttPort}`]])
     t.match(result.out, /"command":"set-temperature"/, 'the device long poll got the command')
+    t.match(result.out, /\{"action":"command\/insert","command":\{"id":\d+,"command":"set-fan"/, 'mosquitto_sub got the command sent while it slept')
     t.match(result.out, /"notification":"temperature"/, 'the history lists the notification')
     t.match(result.out, /\{"accessToken":"[^"]+","refreshToken":"[^"]+"\}/, 'npx devicehub token printed tokens')
     const device = await fetch(`${origin}/api/rest/device/thermostat-1`, { headers: admin })
     t.match(await device.json(), { id: 'thermostat-1', name: 'Thermostat', data: { room: 'lab' } })
+    // mosquitto_pub's telemetry is stored once its session's queue has run: poll for it.
+    const humidity = await fetch(`${origin}/api/rest/device/thermostat-1/notification/poll?names=humidity&timestamp=0&waitTimeout=30`, { headers: admin })
+    t.match(await humidity.json(), [{ notification: 'humidity', parameters: { percent: 40 } }], 'the MQTT telemetry was stored')
   })
 
   await t.test('README: the command list names the real commands', async (t) => {

@@ -4,6 +4,7 @@ import t from 'tap'
 import { main as testRig } from '../../examples/test-rig.js'
 import { main as embed } from '../../examples/embed-in-fastify.js'
 import { main as pluginLogger } from '../../examples/plugin-logger.js'
+import { main as mqttDevice } from '../../examples/mqtt-device.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -24,6 +25,12 @@ t.test('examples/plugin-logger.ts connects to proxyEndpoint, subscribes and rece
   const { proxyEndpoint, events } = await pluginLogger()
   t.match(proxyEndpoint, /^ws:\/\/127\.0\.0\.1:\d+\/api\/plugin\/proxy$/)
   t.match(events, [{ notification: { notification: 'temperature', deviceId: 'thermo-1', parameters: { value: 21.5 } }, a: 10 }])
+})
+
+t.test('examples/mqtt-device.ts answers a command over MQTT and publishes telemetry', async (t) => {
+  const { update, notification } = await mqttDevice()
+  t.match(update, { command: 'set-target', deviceId: 'thermostat-7', status: 'done', result: { target: 21 } })
+  t.match(notification, { notification: 'temperature', deviceId: 'thermostat-7', parameters: { celsius: 20.5 } })
 })
 
 t.test('examples/firmware-test.ts passes under node:test, examples/firmware-test-tap.ts under tap', async (t) => {

@@ -14,6 +14,7 @@ import { stampDrawMigration } from './0006-stamp-draw.js'
 import { pluginGrantsMigration } from './0007-plugin-grants.js'
 import { keptTokenMigration } from './0008-kept-token.js'
 import { deviceNameIndexMigration } from './0009-device-name-index.js'
+import { mqttSessionsMigration } from './0010-mqtt-sessions.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -30,7 +31,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0006-stamp-draw': stampDrawMigration(dialect),
         '0007-plugin-grants': pluginGrantsMigration(),
         '0008-kept-token': keptTokenMigration(),
-        '0009-device-name-index': deviceNameIndexMigration()
+        '0009-device-name-index': deviceNameIndexMigration(),
+        '0010-mqtt-sessions': mqttSessionsMigration()
       }
     }
   }

@@ -425,6 +425,35 @@ function messageAndSettingChecks (check: Register): void {
     await rejectsConflict(store.presence.markOnline('missing', t0, t0 - 1000), 'presence of a missing device')
   })
 
+  check('mqtt sessions: subscribe, advance the cursor forward only, unsubscribe, clear', async ({ store }) => {
+    const userId = await store.users.insert(newUser('mqtt-owner'))
+    const other = await store.users.insert(newUser('mqtt-other'))
+    const key = { userId, clientId: 'led-1' }
+    same(await store.mqttSessions.list(key), [], 'no session yet')
+    await store.mqttSessions.subscribe(key, 'dh/command/+/+/led-1/#', 1, LATE)
+    await store.mqttSessions.subscribe(key, 'dh/notification/#', 0, LATE + 1)
+    await store.mqttSessions.subscribe({ userId: other, clientId: 'led-1' }, 'dh/command/#', 1, LATE)
+    same(await store.mqttSessions.list(key), [
+      { topic: 'dh/command/+/+/led-1/#', qos: 1, cursor: null, createdAt: LATE },
+      { topic: 'dh/notification/#', qos: 0, cursor: null, createdAt: LATE + 1 }
+    ], 'by topic, no cursor before the first acknowledgement')
+    await store.mqttSessions.advance(key, 'dh/command/+/+/led-1/#', LATE + 10)
+    await store.mqttSessions.advance(key, 'dh/command/+/+/led-1/#', LATE + 5)
+    await store.mqttSessions.advance(key, 'dh/missing', LATE + 5)
+    const [command] = await store.mqttSessions.list(key)
+    assert.equal(command?.cursor, LATE + 10, 'the cursor never moves back (int8 read as a number)')
+    await store.mqttSessions.subscribe(key, 'dh/command/+/+/led-1/#', 0, LATE + 20)
+    match(await store.mqttSessions.list(key), [{ qos: 0, cursor: LATE + 10, createdAt: LATE }, { topic: 'dh/notification/#' }], 'subscribing again changes the QoS, keeps the cursor')
+    await store.mqttSessions.unsubscribe(key, 'dh/notification/#')
+    await store.mqttSessions.unsubscribe(key, 'dh/notification/#')
+    match(await store.mqttSessions.list(key), [{ topic: 'dh/command/+/+/led-1/#' }], 'unsubscribed once, the second time is a no-op')
+    await store.mqttSessions.clear(key)
+    same(await store.mqttSessions.list(key), [], 'cleared')
+    assert.equal((await store.mqttSessions.list({ userId: other, clientId: 'led-1' })).length, 1, 'another user\'s client with the same id is apart')
+    await store.users.delete(other)
+    same(await store.mqttSessions.list({ userId: other, clientId: 'led-1' }), [], 'deleting the user deletes their sessions')
+  })
+
   check('notifications: insert returns the stored record', async ({ store }) => {
     const parameters = { temperature: 21.5, unit: 'C', extra: { b: 2, a: 1 } }
     const started = Date.now()

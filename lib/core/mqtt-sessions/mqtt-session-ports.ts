@@ -1,0 +1,47 @@
+/**
+ * Durable MQTT sessions (issue #25 point 4): the subscriptions of a persistent session and,
+ * per subscription, the cursor of the last command the client acknowledged. Kept in the store,
+ * not in the broker's memory, so a sleepy device that reconnects after a restart, or to another
+ * instance, resumes its commands from the message log where it left them.
+ */
+
+/** Whose session: a client id is only unique for one user (two users may both use `sensor-1`). */
+export interface MqttSessionKey {
+  userId: number
+  clientId: string
+}
+
+/** One subscription of a persistent session. */
+export interface MqttSubscriptionRecord {
+  /** The topic filter as subscribed (`dh/command/+/+/led-1/#`). */
+  topic: string
+  qos: number
+  /**
+   * Server stamp (epoch ms) of the last command acknowledged on it: the resume point. Null
+   * until the first acknowledgement; the subscription then resumes from `createdAt`.
+   */
+  cursor: number | null
+  /** Epoch ms of the first subscription. */
+  createdAt: number
+}
+
+export interface MqttSessionRepository {
+  /**
+   * The subscriptions of a session, by topic.
+   *
+   * @example
+   * const subscriptions = await store.mqttSessions.list({ userId: 7, clientId: 'led-1' })
+   */
+  list(key: MqttSessionKey): Promise<MqttSubscriptionRecord[]>
+  /** Adds a subscription, or changes the QoS of one that exists (keeping its cursor). */
+  subscribe(key: MqttSessionKey, topic: string, qos: number, now: number): Promise<void>
+  /** Removes one subscription; nothing when there was none. */
+  unsubscribe(key: MqttSessionKey, topic: string): Promise<void>
+  /**
+   * Moves the subscription's cursor to `cursor` if that is forward (never back: acknowledgements
+   * of two connections may cross). Nothing when the subscription is gone.
+   */
+  advance(key: MqttSessionKey, topic: string, cursor: number): Promise<void>
+  /** Forgets the session (a clean-session connect, or the session expired). */
+  clear(key: MqttSessionKey): Promise<void>
+}

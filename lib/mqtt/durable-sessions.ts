@@ -1,0 +1,240 @@
+/**
+ * Durable sessions for sleepy devices (issue #25 point 4). A client that connects with
+ * clean session 0 keeps its topic subscriptions across connections, and its QoS 1 command
+ * subscriptions resume where the client last acknowledged: every command created while it was
+ * away (and not expired) is delivered on reconnect, in order, until it is PUBACKed.
+ *
+ * What makes it work is the store (`store.mqttSessions`: subscriptions and, per subscription,
+ * the cursor of the last acknowledged command), never the broker's memory: aedes is told every
+ * session is clean (see mqtt-server.ts `preConnect`), so it keeps no subscription and no
+ * outgoing message of its own. A restart, or a reconnect to another instance over the same
+ * PostgreSQL database, resumes from the message log at the stored cursor, losslessly
+ * (`hub.commands.subscribe` with `after`).
+ *
+ * Acknowledgements: MQTT 3.1.1 §4.6 has the receiver PUBACK QoS 1 messages in the order it
+ * received them, and every QoS 1 message to one client is written in publish order, so the
+ * acknowledged publish is the oldest unacknowledged one: a FIFO per connection, no message ids.
+ * A cursor moves only when its command is acknowledged; one not acknowledged when the
+ * connection ends is sent again on the next connection. Should the FIFO ever slip (a publish
+ * counted that never reached the wire), a PUBACK is taken for an older publish: the cursor lags,
+ * which resends, and never runs ahead, which would lose a command.
+ */
+import type { Principal } from '../core/auth/principal.js'
+import type { Logger, Store } from '../core/ports.js'
+import type { MqttSessionKey } from '../core/mqtt-sessions/mqtt-session-ports.js'
+import type { EventFilter, EventTopic } from './mqtt-topics.js'
+import { parseTopic } from './mqtt-topics.js'
+
+/** What the durable layer needs of an MQTT session (mqtt-session.ts `MqttSession`). */
+export interface DurableTarget {
+  readonly clientId: string
+  /** Who is behind the session: only users' sessions are durable (not anonymous clients', not plugins'). */
+  readonly principal: Principal | undefined
+  /** Opens an event topic's subscription (started after the CONNACK); `after` resumes commands from that cursor. */
+  subscribeTopic(topic: string, event: EventTopic, filter: EventFilter, qos: number, after?: number): Promise<{ granted: 0 | 1 } | { refused: string }>
+  /** A response topic, `dh/response/<action>@<clientId>`, as subscribed. */
+  subscribeResponse(topic: string): void
+}
+
+/** A QoS 1 publish written to the client; `topic` and `cursor` when it carries a durable command. */
+export interface SentMessage {
+  topic?: string
+  cursor?: number
+}
+
+export interface DurableSessions {
+  /**
+   * aedes `preConnect`: keeps what the client asked for and tells aedes the session is clean, so
+   * that aedes holds no session state of its own (no subscriptions, no outgoing messages to
+   * resend: those would duplicate what the store resumes, and be lost on a restart).
+   */
+  preConnect(client: object, packet: { clean?: boolean }): void
+  /**
+   * After CONNECT authenticated the client, before the CONNACK: a clean session forgets what was
+   * stored for (user, client id); a persistent one re-opens its stored subscriptions (their
+   * streams start once the CONNACK is out). Resolves to whether a session was present.
+   *
+   * @example
+   * const present = await durable.open(session, client)
+   */
+  open(session: DurableTarget, client: object): Promise<boolean>
+  /** A SUBSCRIBE granted `topic`: kept for a persistent session. */
+  subscribed(session: DurableTarget, topic: string, qos: number): void
+  /** An UNSUBSCRIBE: forgotten for a persistent session. */
+  unsubscribed(session: DurableTarget, topics: readonly string[]): void
+  /** A QoS 1 publish was handed to the client, in order (call it for every one). */
+  sent(session: DurableTarget, message: SentMessage): void
+  /** A PUBACK came from the client: the oldest unacknowledged publish is acknowledged. */
+  acked(session: DurableTarget): void
+  /** The connection ended: what was not acknowledged stays where the stored cursor says. */
+  closed(session: DurableTarget): void
+  /** Resolves once every store write queued so far is done (shutdown, before the store closes). */
+  flush(): Promise<void>
+}
+
+interface SessionState {
+  key: MqttSessionKey
+  /** QoS 1 publishes not yet acknowledged, oldest first. */
+  inFlight: SentMessage[]
+  /** Which stored topics carry commands (the others are kept but never resumed). */
+  topics: Set<string>
+}
+
+/** Resumable pushes: command inserts and command updates, both read by cursor from the message log. */
+function resumes (event: EventTopic, qos: number): boolean {
+  return qos >= 1 && (event === 'command' || event === 'command_update')
+}
+
+const keyText = (key: MqttSessionKey): string => `${key.userId}\u0000${key.clientId}`
+
+/**
+ * @example
+ * const durable = createDurableSessions({ store: hub.store, logger })
+ */
+export function createDurableSessions (options: { store: Store, logger: Logger, now?: () => number }): DurableSessions {
+  const { store, logger } = options
+  const now = options.now ?? Date.now
+  const states = new WeakMap<DurableTarget, SessionState>()
+  /** The clean-session flag each connecting client asked for (aedes is always told "clean"). */
+  const requested = new WeakMap<object, boolean>()
+  /**
+   * Store writes per (user, client id), chained: a reconnect on this instance reads the cursor
+   * only after the acknowledgements of the connection before it are written.
+   */
+  const writes = new Map<string, Promise<void>>()
+
+  function write (key: MqttSessionKey, what: string, fn: () => Promise<void>): void {
+    const id = keyText(key)
+    const next = (writes.get(id) ?? Promise.resolve()).then(fn).catch((error: unknown) => {
+      logger.error({ err: error, clientId: key.clientId }, `mqtt session: ${what} failed`)
+    })
+    writes.set(id, next)
+    void next.then(() => {
+      if (writes.get(id) === next) writes.delete(id)
+    })
+  }
+
+  async function restore (session: DurableTarget, state: SessionState): Promise<boolean> {
+    const stored = await store.mqttSessions.list(state.key)
+    for (const subscription of stored) {
+      const parsed = parseTopic(subscription.topic, session.clientId)
+      if (parsed.kind === 'response') {
+        session.subscribeResponse(subscription.topic)
+        continue
+      }
+      if (parsed.kind !== 'event') continue
+      const after = resumes(parsed.event, subscription.qos) ? subscription.cursor ?? subscription.createdAt : undefined
+      const result = await session.subscribeTopic(subscription.topic, parsed.event, parsed.filter, subscription.qos, after)
+      if ('refused' in result) {
+        // The user lost the rights to it since (or the device is gone): the subscription goes.
+        logger.info({ clientId: state.key.clientId, topic: subscription.topic, reason: result.refused }, 'mqtt session: stored subscription dropped')
+        write(state.key, 'unsubscribe', () => store.mqttSessions.unsubscribe(state.key, subscription.topic))
+      } else if (after !== undefined) {
+        state.topics.add(subscription.topic)
+      }
+    }
+    return stored.length > 0
+  }
+
+  return {
+    preConnect (client, packet) {
+      requested.set(client, packet.clean !== false)
+      packet.clean = true
+    },
+
+    async open (session, client) {
+      const clean = requested.get(client) ?? true
+      const principal = session.principal
+      if (principal?.kind !== 'user') return false
+      const userId = principal.user.id
+      const key = { userId, clientId: session.clientId }
+      await writes.get(keyText(key))
+      if (clean) {
+        // [MQTT-3.1.2-6]: a clean session discards any previous one.
+        await store.mqttSessions.clear(key)
+        return false
+      }
+      const state: SessionState = { key, inFlight: [], topics: new Set() }
+      states.set(session, state)
+      return restore(session, state)
+    },
+
+    subscribed (session, topic, qos) {
+      const state = states.get(session)
+      if (state === undefined) return
+      const parsed = parseTopic(topic, session.clientId)
+      if (parsed.kind === 'event' && resumes(parsed.event, qos)) state.topics.add(topic)
+      else state.topics.delete(topic)
+      const granted = parsed.kind === 'response' ? 0 : Math.min(qos, 1)
+      write(state.key, 'subscribe', () => store.mqttSessions.subscribe(state.key, topic, granted, now()))
+    },
+
+    unsubscribed (session, topics) {
+      const state = states.get(session)
+      if (state === undefined) return
+      for (const topic of topics) {
+        state.topics.delete(topic)
+        write(state.key, 'unsubscribe', () => store.mqttSessions.unsubscribe(state.key, topic))
+      }
+    },
+
+    sent (session, message) {
+      states.get(session)?.inFlight.push(message)
+    },
+
+    acked (session) {
+      const state = states.get(session)
+      const message = state?.inFlight.shift()
+      if (state === undefined || message?.topic === undefined || message.cursor === undefined) return
+      if (!state.topics.has(message.topic)) return
+      const { topic, cursor } = message
+      write(state.key, 'cursor', () => store.mqttSessions.advance(state.key, topic, cursor))
+    },
+
+    closed (session) {
+      const state = states.get(session)
+      if (state !== undefined) state.inFlight.length = 0
+      states.delete(session)
+    },
+
+    async flush () {
+      await Promise.all([...writes.values()])
+    }
+  }
+}
+
+/** What {@link wireDurableSessions} needs of the broker (an aedes instance). */
+export interface DurableBroker {
+  on(event: 'subscribe', listener: (subscriptions: Array<{ topic: string, qos: number }>, client: never) => void): unknown
+  on(event: 'unsubscribe', listener: (topics: string[], client: never) => void): unknown
+  on(event: 'ack', listener: (packet: unknown, client: never) => void): unknown
+}
+
+/**
+ * Feeds the broker's events to the durable layer: granted subscriptions are kept, unsubscribed
+ * ones forgotten, PUBACKs move cursors. (The restored subscriptions start on `clientReady`, once
+ * the CONNACK is out: mqtt-server.ts.)
+ *
+ * @example
+ * wireDurableSessions(broker, durable, (client) => sessions.get(client))
+ */
+export function wireDurableSessions<C> (
+  broker: DurableBroker,
+  durable: DurableSessions,
+  sessionOf: (client: C) => DurableTarget | undefined
+): void {
+  broker.on('subscribe', (subscriptions, client: C) => {
+    const session = sessionOf(client)
+    if (session === undefined) return
+    // 128: refused in the SUBACK.
+    for (const { topic, qos } of subscriptions) if (qos !== 128) durable.subscribed(session, topic, qos)
+  })
+  broker.on('unsubscribe', (topics, client: C) => {
+    const session = sessionOf(client)
+    if (session !== undefined) durable.unsubscribed(session, topics)
+  })
+  broker.on('ack', (_packet, client: C) => {
+    const session = sessionOf(client)
+    if (session !== undefined) durable.acked(session)
+  })
+}

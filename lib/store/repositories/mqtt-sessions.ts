@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely'
+import type { MqttSessionRepository } from '../../core/mqtt-sessions/mqtt-session-ports.js'
+import type { Database } from '../database.js'
+
+/**
+ * One row per (user, client id, topic filter). Every write is one statement; the cursor only
+ * moves forward, in the statement's condition, so two instances acknowledging for one client
+ * (an old connection not yet noticed dead, the new one) never move it back.
+ */
+export function createMqttSessionRepository (db: Kysely<Database>): MqttSessionRepository {
+  return {
+    async list ({ userId, clientId }) {
+      const rows = await db.selectFrom('mqtt_subscriptions').select(['topic', 'qos', 'cursor', 'created_at'])
+        .where('user_id', '=', userId).where('client_id', '=', clientId)
+        .orderBy('topic').execute()
+      return rows.map((r) => ({
+        topic: r.topic,
+        qos: Number(r.qos),
+        cursor: r.cursor === null ? null : Number(r.cursor),
+        createdAt: Number(r.created_at)
+      }))
+    },
+
+    async subscribe ({ userId, clientId }, topic, qos, now) {
+      await db.insertInto('mqtt_subscriptions')
+        .values({ user_id: userId, client_id: clientId, topic, qos, cursor: null, created_at: now })
+        .onConflict((oc) => oc.columns(['user_id', 'client_id', 'topic']).doUpdateSet({ qos }))
+        .execute()
+    },
+
+    async unsubscribe ({ userId, clientId }, topic) {
+      await db.deleteFrom('mqtt_subscriptions')
+        .where('user_id', '=', userId).where('client_id', '=', clientId).where('topic', '=', topic)
+        .execute()
+    },
+
+    async advance ({ userId, clientId }, topic, cursor) {
+      await db.updateTable('mqtt_subscriptions').set({ cursor })
+        .where('user_id', '=', userId).where('client_id', '=', clientId).where('topic', '=', topic)
+        .where((eb) => eb.or([eb('cursor', 'is', null), eb('cursor', '<', cursor)]))
+        .execute()
+    },
+
+    async clear ({ userId, clientId }) {
+      await db.deleteFrom('mqtt_subscriptions').where('user_id', '=', userId).where('client_id', '=', clientId).execute()
+    }
+  }
+}
