@@ -22,6 +22,8 @@ export interface ChildServer {
 export interface StartChildOptions {
   /** Run on this already initialised database (a second instance over the same PostgreSQL database). */
   db?: string
+  /** Extra environment for the child (e.g. `BENCH_METRICS`), on top of the bench's own. */
+  env?: Record<string, string>
 }
 
 let benchDir: string | undefined
@@ -70,7 +72,7 @@ async function initialise (script: string, db: string): Promise<string> {
 export async function startChild (name: 'devicehub-server' | 'baseline-server', options: StartChildOptions = {}): Promise<ChildServer> {
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
   const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script) : undefined
-  const env = db !== undefined ? { ...process.env, BENCH_DB: db } : process.env
+  const env = { ...process.env, ...options.env, ...(db !== undefined ? { BENCH_DB: db } : {}) }
   const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string }>((resolve, reject) => {
     child.once('error', reject)

@@ -15,7 +15,9 @@ if (db === undefined) throw new Error('BENCH_DB is not set')
 keepYoungGenerationSmall()
 // BENCH_DURABILITY=full|normal overrides the default (normal on SQLite, the server's setting on PostgreSQL).
 const durability = process.env.BENCH_DURABILITY === 'full' || process.env.BENCH_DURABILITY === 'normal' ? process.env.BENCH_DURABILITY : undefined
-const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability })
+// BENCH_METRICS=on (with per-route CPU time) | no-route-cpu | off (the default): what /metrics costs.
+const metrics = process.env.BENCH_METRICS === 'on' ? true : process.env.BENCH_METRICS === 'no-route-cpu' ? { routeCpu: false } : false
+const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability, metrics })
 if (process.env.BENCH_INIT === '1') {
   await server.hub.store.devices.insert({ id: 'bench-device', name: 'bench', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   for (let i = 0; i < 100; i++) {
