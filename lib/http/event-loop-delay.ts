@@ -59,12 +59,6 @@ export function installEventLoopDelay (registry: Registry): EventLoopDelayMetric
   }
 
   const name = 'devicehub_event_loop_delay_seconds'
-  const values = (): Array<{ metricName: string, labels: Record<string, string | number>, value: number }> => [
-    ...BUCKETS.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le }, value: cumulative[i]! })),
-    { metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: count },
-    { metricName: `${name}_sum`, labels: {}, value: sum },
-    { metricName: `${name}_count`, labels: {}, value: count }
-  ]
   class EventLoopDelayHistogram extends Histogram {
     /**
      * What prom-client's registry reads for the text format, and its `get()` for JSON (the method
