@@ -24,6 +24,8 @@ export interface StartChildOptions {
   db?: string
   /** Extra environment for the child (e.g. `BENCH_METRICS`), on top of the bench's own. */
   env?: Record<string, string>
+  /** A SQLite file even when BENCH_PG_URL is set ((d) compares with SQLite's paced round trip in the same run). */
+  sqlite?: boolean
 }
 
 let benchDir: string | undefined
@@ -48,8 +50,8 @@ function compiledChildren (): string {
 }
 
 /** A database initialised once per run (first start, admin, bench devices) in a throw-away process. */
-async function benchDatabase (script: string): Promise<string> {
-  const pgUrl = benchPostgresUrl()
+async function benchDatabase (script: string, sqlite = false): Promise<string> {
+  const pgUrl = sqlite ? undefined : benchPostgresUrl()
   if (pgUrl !== undefined) return initialise(script, await createBenchDatabase(pgUrl))
   if (benchDir === undefined) {
     benchDir = mkdtempSync(join(tmpdir(), 'devicehub-bench-'))
@@ -71,7 +73,7 @@ async function initialise (script: string, db: string): Promise<string> {
  */
 export async function startChild (name: 'devicehub-server' | 'baseline-server', options: StartChildOptions = {}): Promise<ChildServer> {
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
-  const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script) : undefined
+  const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script, options.sqlite) : undefined
   const env = { ...process.env, ...options.env, ...(db !== undefined ? { BENCH_DB: db } : {}) }
   const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string }>((resolve, reject) => {

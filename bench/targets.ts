@@ -80,13 +80,13 @@ export const times = (n: number): string => `${fixed(n)}×`
 /** Prints the verdict lines of one scenario: one `target:` line each, easy to grep. */
 export function printVerdicts (verdicts: Verdict[]): void {
   for (const v of verdicts) {
-    const state = v.met === undefined ? 'not measurable in this run' : v.met ? 'met' : 'NOT met'
+    const state = v.met === undefined ? (v.target.includes('shown only') ? 'shown only' : 'not measurable in this run') : v.met ? 'met' : 'NOT met'
     console.log(`target ${v.scenario}: ${v.target} -> ${state} (ratio ${v.ratio}; bare ${v.bare}; devicehub ${v.devicehub})`)
   }
 }
 
 function metCell (met: boolean | undefined): string {
-  return met === undefined ? 'n/a' : met ? 'yes' : 'NO'
+  return met === undefined ? '—' : met ? 'yes' : 'NO'
 }
 
 /** The summary of a whole run: a text table, then the same as Markdown for bench/README.md. */
