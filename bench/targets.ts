@@ -17,6 +17,22 @@ export interface Verdict {
   target: string
   /** undefined: not measurable in this run (the verdict says why in `devicehub`/`target`). */
   met: boolean | undefined
+  /** Printed under the verdict: why the ratio may say little in this run. */
+  caveat?: string
+}
+
+/**
+ * A caveat when the bare server's own p99 is far above a quiet machine's (issue #26: under 10 ms
+ * for (b) paced and (f)): the machine, which the bench client shares, is saturated, and the ratio
+ * compares two overloaded systems.
+ *
+ * @example
+ * const caveat = saturatedBaseline(baseP99)
+ */
+export function saturatedBaseline (bareP99Ms: number): string | undefined {
+  return bareP99Ms > 50
+    ? `the bare server's p99 is ${fixed(bareP99Ms, 0)} ms (a quiet machine: under 10 ms): the machine is saturated, re-run on a quiet one`
+    : undefined
 }
 
 /**
@@ -82,6 +98,7 @@ export function printVerdicts (verdicts: Verdict[]): void {
   for (const v of verdicts) {
     const state = v.met === undefined ? (v.target.includes('shown only') ? 'shown only' : 'not measurable in this run') : v.met ? 'met' : 'NOT met'
     console.log(`target ${v.scenario}: ${v.target} -> ${state} (ratio ${v.ratio}; bare ${v.bare}; devicehub ${v.devicehub})`)
+    if (v.caveat !== undefined) console.log(`  caveat: ${v.caveat}`)
   }
 }
 
