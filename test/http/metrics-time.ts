@@ -70,3 +70,42 @@ t.test('the delay histogram and route CPU come without the process metrics; rout
   t.notMatch(text, /nodejs_eventloop_lag/)
   t.notMatch(text, /devicehub_http_route_cpu_seconds_total\{/)
 })
+
+t.test('CPU by route: a request alone is charged all the CPU it used, after HEAD and aborted requests', async (t) => {
+  const server = await startServer({
+    port: 0,
+    metrics: true,
+    admin: { password: ADMIN_PASSWORD },
+    configure (app) {
+      // Burns 50 ms of process CPU (not wall time: a busy machine may deschedule the process).
+      app.get('/burn', async () => {
+        const start = process.cpuUsage()
+        for (;;) {
+          const used = process.cpuUsage(start)
+          if (used.user + used.system >= 50_000) return { burnt: true }
+        }
+      })
+      app.get('/slow', async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return { slow: true }
+      })
+    }
+  })
+  t.teardown(() => server.close())
+  const origin = new URL(server.url).origin
+  t.equal((await fetch(`${server.url}/info`, { method: 'HEAD' })).status, 200, 'a HEAD route (exposed for GET)')
+  t.equal((await fetch(`${server.url}/info`)).status, 200)
+  const aborted = new AbortController()
+  const slow = fetch(`${origin}/slow`, { signal: aborted.signal }).catch((error: Error) => error)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  aborted.abort()
+  t.type(await slow, Error, 'the client gave up on /slow')
+  await new Promise((resolve) => setTimeout(resolve, 400))
+
+  t.equal((await fetch(`${origin}/burn`)).status, 200)
+  const text = await (await fetch(`${origin}/metrics`)).text()
+  const burn = series(text, 'devicehub_http_route_cpu_seconds_total{method="GET",route="/burn"}')!
+  // Were a finished or aborted request still counted in flight, /burn would get half or less.
+  t.ok(burn >= 0.045, `alone in flight, /burn is charged its 50 ms of CPU (${burn} s)`)
+  t.ok(series(text, 'devicehub_http_route_cpu_seconds_total{method="HEAD",route="/api/rest/info"}')! > 0, 'HEAD is charged under its own method')
+})
