@@ -62,6 +62,7 @@ try {
       process.exitCode = 2
       break
     }
+    if (hogEnabled() && !['ws-latency', 'roundtrip'].includes(name)) console.log(`(--hog applies to ws-latency and roundtrip only: ${name} runs without the hog)`)
     const result = await scenario()
     if (Array.isArray(result)) verdicts.push(...result as Verdict[])
   }
