@@ -26,6 +26,10 @@ export interface StartChildOptions {
   db?: string
   /** devicehub: also serve MQTT (on a port of its own) and report its URL. */
   mqtt?: boolean
+  /** Extra environment for the child (e.g. `BENCH_METRICS`), on top of the bench's own. */
+  env?: Record<string, string>
+  /** A SQLite file even when BENCH_PG_URL is set ((d) compares with SQLite's paced round trip in the same run). */
+  sqlite?: boolean
 }
 
 let benchDir: string | undefined
@@ -50,8 +54,8 @@ function compiledChildren (): string {
 }
 
 /** A database initialised once per run (first start, admin, bench devices) in a throw-away process. */
-async function benchDatabase (script: string): Promise<string> {
-  const pgUrl = benchPostgresUrl()
+async function benchDatabase (script: string, sqlite = false): Promise<string> {
+  const pgUrl = sqlite ? undefined : benchPostgresUrl()
   if (pgUrl !== undefined) return initialise(script, await createBenchDatabase(pgUrl))
   if (benchDir === undefined) {
     benchDir = mkdtempSync(join(tmpdir(), 'devicehub-bench-'))
@@ -73,8 +77,8 @@ async function initialise (script: string, db: string): Promise<string> {
  */
 export async function startChild (name: 'devicehub-server' | 'baseline-server' | 'baseline-mqtt', options: StartChildOptions = {}): Promise<ChildServer> {
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
-  const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script) : undefined
-  const env = { ...process.env, ...(db === undefined ? {} : { BENCH_DB: db }), ...(options.mqtt === true ? { BENCH_MQTT: '1' } : {}) }
+  const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script, options.sqlite) : undefined
+  const env = { ...process.env, ...options.env, ...(db === undefined ? {} : { BENCH_DB: db }), ...(options.mqtt === true ? { BENCH_MQTT: '1' } : {}) }
   const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string, mqtt?: string }>((resolve, reject) => {
     child.once('error', reject)

@@ -17,7 +17,9 @@ keepYoungGenerationSmall()
 const durability = process.env.BENCH_DURABILITY === 'full' || process.env.BENCH_DURABILITY === 'normal' ? process.env.BENCH_DURABILITY : undefined
 // BENCH_MQTT=1: the MQTT endpoint too, on a port of its own (bench/mqtt.ts).
 const mqtt = process.env.BENCH_MQTT === '1' ? { port: 0 } : undefined
-const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability, mqtt })
+// BENCH_METRICS=on (with per-route CPU time) | no-route-cpu | off (the default): what /metrics costs.
+const metrics = process.env.BENCH_METRICS === 'on' ? true : process.env.BENCH_METRICS === 'no-route-cpu' ? { routeCpu: false } : false
+const server = await startServer({ db, port: 0, host: '127.0.0.1', admin: { password: 'bench-admin-password' }, logger: false, durability, metrics, mqtt })
 if (process.env.BENCH_INIT === '1') {
   await server.hub.store.devices.insert({ id: 'bench-device', name: 'bench', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   for (let i = 0; i < 100; i++) {

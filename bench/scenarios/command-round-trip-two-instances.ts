@@ -9,6 +9,8 @@ import { percentile, printTable, startChild } from '../lib.js'
 import { benchPostgresUrl } from '../pg.js'
 import type { Paths } from './command-round-trip.js'
 import { DURATION_MS, messageCursor, PAIRS, run, THINK_MS } from './command-round-trip.js'
+import type { Verdict } from '../targets.js'
+import { benchWindowMs, fixed, printVerdicts, repeated, repsLabel, times } from '../targets.js'
 
 function pathsFor (device: ChildServer, client: ChildServer): Paths {
   return {
@@ -19,31 +21,77 @@ function pathsFor (device: ChildServer, client: ChildServer): Paths {
   }
 }
 
-export async function commandRoundTripTwoInstances (): Promise<{ p99: number }> {
-  if (benchPostgresUrl() === undefined) throw new Error('roundtrip2 needs BENCH_PG_URL (two instances share one PostgreSQL database)')
+const MODES = [{ key: 'saturated', name: 'saturated', think: 0 }, { key: 'paced', name: `paced ~${THINK_MS} ms`, think: THINK_MS }]
+const DEPLOYMENTS = [{ key: 'one', name: 'one instance' }, { key: 'two', name: 'two instances (A: device, B: client)' }]
+
+async function measureOnce (windowMs: number): Promise<Record<string, number>> {
   const children: ChildServer[] = []
-  const modes = [{ name: 'saturated', think: 0 }, { name: `paced ~${THINK_MS} ms`, think: THINK_MS }]
   try {
     const a = await startChild('devicehub-server')
     children.push(a)
     // The JWT secret is stored in the shared database, so A's token is valid on B too.
     const b = await startChild('devicehub-server', { db: a.db })
     children.push(b)
-
-    const results: Array<{ name: string, latencies: number[] }> = []
-    for (const [label, device, client] of [['one instance', a, a], ['two instances (A: device, B: client)', a, b]] as const) {
+    const flat: Record<string, number> = {}
+    for (const [deployment, device, client] of [[DEPLOYMENTS[0]!, a, a], [DEPLOYMENTS[1]!, a, b]] as const) {
       await run(a, pathsFor(device, client), await messageCursor(a), 1000, 0)
-      for (const mode of modes) {
-        const latencies = await run(a, pathsFor(device, client), await messageCursor(a), DURATION_MS, mode.think)
-        results.push({ name: `${mode.name}: ${label}`, latencies })
+      for (const mode of MODES) {
+        const l = await run(a, pathsFor(device, client), await messageCursor(a), windowMs, mode.think)
+        const key = `${mode.key}.${deployment.key}`
+        flat[`${key}.rate`] = l.length / (windowMs / 1000 - 0.5)
+        flat[`${key}.p50`] = percentile(l, 50)
+        flat[`${key}.p99`] = percentile(l, 99)
+        flat[`${key}.max`] = l[l.length - 1] ?? NaN
       }
     }
-    const rows = results.map(({ name, latencies: l }) => [name, l.length / (DURATION_MS / 1000 - 0.5), percentile(l, 50), percentile(l, 99), l[l.length - 1] ?? NaN])
-    printTable(`(d) command round trip across instances, ${PAIRS} device/client pairs, ${DURATION_MS / 1000} s per mode (PostgreSQL)`, ['mode: deployment', 'round trips/s', 'p50 ms', 'p99 ms', 'max ms'], rows)
-    const p99 = percentile(results[3]!.latencies, 99)
-    console.log(`two instances, paced: p99 ${p99.toFixed(1)} ms; saturated p99 ${percentile(results[2]!.latencies, 99).toFixed(1)} ms`)
-    return { p99 }
+    flat['saturated.ratio'] = flat['saturated.one.rate']! > 0 ? flat['saturated.two.rate']! / flat['saturated.one.rate']! : NaN
+    await a.stop()
+    await b.stop()
+    children.length = 0
+    // SQLite's paced round trip, the reference of the paced target, on a SQLite file in this run.
+    const lite = await startChild('devicehub-server', { sqlite: true })
+    children.push(lite)
+    await run(lite, pathsFor(lite, lite), await messageCursor(lite), 1000, 0)
+    const paced = MODES.find((mode) => mode.key === 'paced')!
+    flat['sqlite.paced.p99'] = percentile(await run(lite, pathsFor(lite, lite), await messageCursor(lite), windowMs, paced.think), 99)
+    flat['paced.ratio'] = flat['paced.two.p99']! / flat['sqlite.paced.p99']!
+    return flat
   } finally {
     for (const child of children) await child.stop()
   }
+}
+
+/**
+ * (d), with its targets from issue #26: two instances saturated ≥ the one-instance rate; paced
+ * p99 < 3× SQLite's paced p99, measured in the same repetition on a SQLite file (the one
+ * devicehub child of this scenario that is not on PostgreSQL).
+ */
+export async function commandRoundTripTwoInstances (): Promise<Verdict[]> {
+  if (benchPostgresUrl() === undefined) throw new Error('roundtrip2 needs BENCH_PG_URL (two instances share one PostgreSQL database)')
+  const windowMs = benchWindowMs(DURATION_MS)
+  const m = await repeated(() => measureOnce(windowMs))
+  const rows = DEPLOYMENTS.flatMap((d) => MODES.map((mode) =>
+    [`${mode.name}: ${d.name}`, ...['rate', 'p50', 'p99', 'max'].map((k) => m[`${mode.key}.${d.key}.${k}`]!)]))
+  printTable(`(d) command round trip across instances, ${PAIRS} device/client pairs, ${windowMs / 1000} s per mode (PostgreSQL; ${repsLabel()})`, ['mode: deployment', 'round trips/s', 'p50 ms', 'p99 ms', 'max ms'], rows)
+  const p99 = m['paced.two.p99']!
+  const verdicts: Verdict[] = [
+    {
+      scenario: '(d) two instances on PostgreSQL, saturated',
+      bare: `one instance ${fixed(m['saturated.one.rate']!, 0)} rt/s`,
+      devicehub: `two instances ${fixed(m['saturated.two.rate']!, 0)} rt/s`,
+      ratio: fixed(m['saturated.ratio']!),
+      target: '≥ one-instance rate (≥ 1.00)',
+      met: m['saturated.ratio']! >= 1
+    },
+    {
+      scenario: '(d) two instances on PostgreSQL, paced',
+      bare: `one SQLite instance, paced p99 ${fixed(m['sqlite.paced.p99']!, 1)} ms`,
+      devicehub: `two instances p99 ${fixed(p99, 1)} ms (one PostgreSQL instance ${fixed(m['paced.one.p99']!, 1)} ms)`,
+      ratio: `p99 ${times(m['paced.ratio']!)}`,
+      target: 'p99 < 3× SQLite paced p99',
+      met: m['paced.ratio']! < 3
+    }
+  ]
+  printVerdicts(verdicts)
+  return verdicts
 }

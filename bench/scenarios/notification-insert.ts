@@ -1,48 +1,79 @@
-/** (a) Notification insert throughput: 50 connections, req/s and latency vs a bare-Fastify POST. */
+/**
+ * (a) Notification insert throughput: 50 connections, req/s and latency vs a bare-Fastify POST.
+ * Targets (issue #26): ≥ 0.70 of the bare rate on SQLite, ≥ 0.50 on PostgreSQL.
+ */
 import autocannon from 'autocannon'
 import type { ChildServer } from '../lib.js'
-import { benchDatabaseLabel } from '../pg.js'
+import { benchDatabaseLabel, benchPostgresUrl } from '../pg.js'
 import { printTable, startChild } from '../lib.js'
+import type { Verdict } from '../targets.js'
+import { benchWindowMs, fixed, printVerdicts, repeated, repsLabel } from '../targets.js'
 
 const CONNECTIONS = 50
 const DURATION_S = 5
 
-async function hammer (url: string, token: string): Promise<{ rps: number, p50: number, p99: number, errors: number }> {
+export interface InsertFigures { rps: number, p50: number, p99: number, errors: number }
+
+export async function hammer (url: string, token: string, seconds: number): Promise<InsertFigures> {
   const result = await autocannon({
     url,
     method: 'POST',
     connections: CONNECTIONS,
-    duration: DURATION_S,
+    duration: seconds,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ notification: 'temperature', parameters: { value: 21.5, unit: 'C' } })
   })
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
 }
 
-export async function notificationInsert (): Promise<{ ratio: number }> {
-  const children: ChildServer[] = []
+/** The bare baseline's insert figures (one warm-up run first, not counted). */
+export async function bareInsert (seconds: number): Promise<InsertFigures> {
+  const baseline = await startChild('baseline-server')
   try {
-    const baseline = await startChild('baseline-server')
-    children.push(baseline)
-    await hammer(`${baseline.url}/notification`, 'none') // warm-up, not counted
-    const base = await hammer(`${baseline.url}/notification`, 'none')
-    await baseline.stop()
-    children.pop()
-
-    const hub = await startChild('devicehub-server')
-    children.push(hub)
-    const url = `${hub.url}/device/bench-device/notification`
-    await hammer(url, hub.token)
-    const ours = await hammer(url, hub.token)
-    const ratio = ours.rps / base.rps
-    printTable(`(a) notification insert, ${CONNECTIONS} connections, ${DURATION_S} s (${benchDatabaseLabel()})`, ['server', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx'], [
-      ['bare Fastify', base.rps, base.p50, base.p99, base.errors],
-      ['devicehub', ours.rps, ours.p50, ours.p99, ours.errors],
-      ['ratio', ratio, '', '', '']
-    ])
-    console.log(`target: >= 50% of the baseline -> ${ratio >= 0.5 ? 'met' : 'NOT met'} (${(ratio * 100).toFixed(1)}%)`)
-    return { ratio }
+    await hammer(`${baseline.url}/notification`, 'none', seconds)
+    return await hammer(`${baseline.url}/notification`, 'none', seconds)
   } finally {
-    for (const child of children) await child.stop()
+    await baseline.stop()
   }
+}
+
+/** A devicehub child's insert figures (one warm-up run first, not counted). */
+export async function devicehubInsert (seconds: number, env?: Record<string, string>): Promise<InsertFigures> {
+  const hub: ChildServer = await startChild('devicehub-server', { env })
+  try {
+    const url = `${hub.url}/device/bench-device/notification`
+    await hammer(url, hub.token, seconds)
+    return await hammer(url, hub.token, seconds)
+  } finally {
+    await hub.stop()
+  }
+}
+
+const prefixed = (prefix: string, f: InsertFigures): Record<string, number> =>
+  Object.fromEntries(Object.entries(f).map(([k, v]) => [`${prefix}.${k}`, v]))
+
+export async function notificationInsert (): Promise<Verdict[]> {
+  const seconds = benchWindowMs(DURATION_S * 1000) / 1000
+  const m = await repeated(async (): Promise<Record<string, number>> => {
+    const base = await bareInsert(seconds)
+    const ours = await devicehubInsert(seconds)
+    return { ...prefixed('bare', base), ...prefixed('hub', ours), ratio: ours.rps / base.rps }
+  })
+  printTable(`(a) notification insert, ${CONNECTIONS} connections, ${seconds} s (${benchDatabaseLabel()}; ${repsLabel()})`, ['server', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx'], [
+    ['bare Fastify', m['bare.rps']!, m['bare.p50']!, m['bare.p99']!, m['bare.errors']!],
+    ['devicehub', m['hub.rps']!, m['hub.p50']!, m['hub.p99']!, m['hub.errors']!],
+    ['ratio (median of same-run ratios)', m.ratio!, '', '', '']
+  ])
+  const pg = benchPostgresUrl() !== undefined
+  const goal = pg ? 0.5 : 0.7
+  const verdicts: Verdict[] = [{
+    scenario: `(a) insert, ${pg ? 'PostgreSQL' : 'SQLite'}`,
+    bare: `${fixed(m['bare.rps']!, 0)} req/s`,
+    devicehub: `${fixed(m['hub.rps']!, 0)} req/s`,
+    ratio: fixed(m.ratio!),
+    target: `≥ ${fixed(goal)}`,
+    met: m.ratio! >= goal
+  }]
+  printVerdicts(verdicts)
+  return verdicts
 }

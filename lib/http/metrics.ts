@@ -1,12 +1,14 @@
 /**
  * Prometheus metrics through prom-client: HTTP requests by route and status with latency
- * histograms, parked long polls, WebSocket sessions and subscriptions (when a source reports
+ * histograms and CPU time by route, the event-loop delay, parked long polls, WebSocket sessions and subscriptions (when a source reports
  * them), messages written by kind, store query latency, retention pruning, refused logins and
  * distributed login guessing, and the process metrics. Off by default: `buildServer({ metrics: true })` / `devicehub serve --metrics`.
  */
 import type { FastifyInstance } from 'fastify'
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { DeviceHub } from '../core/devicehub.js'
+import { installEventLoopDelay } from './event-loop-delay.js'
+import { installRouteCpu } from './route-cpu.js'
 
 export interface MetricsOptions {
   /** Counts the realtime (WebSocket) layer reports; gauges stay at 0 without them. */
@@ -15,6 +17,11 @@ export interface MetricsOptions {
   mqtt?: { clients(): number, subscriptions(): number }
   /** Default and process metrics (`process_*`, `nodejs_*`); default true. */
   processMetrics?: boolean
+  /**
+   * Per-route CPU time (`devicehub_http_route_cpu_seconds_total`, a fair-share estimate: see
+   * route-cpu.ts); default true. About two `process.cpuUsage()` calls per request.
+   */
+  routeCpu?: boolean
 }
 
 export interface DeviceHubMetrics {
@@ -93,6 +100,8 @@ export function installMetrics (app: FastifyInstance, hub: DeviceHub, options: M
     requests.inc(labels)
     duration.observe(labels, reply.elapsedTime / 1000)
   })
+  if (options.routeCpu !== false) installRouteCpu(app, registry)
+  const eventLoopDelay = installEventLoopDelay(registry)
 
   new Gauge({
     name: 'devicehub_long_polls_parked',
@@ -191,6 +200,7 @@ export function installMetrics (app: FastifyInstance, hub: DeviceHub, options: M
     registry,
     close () {
       stopObserving?.()
+      eventLoopDelay.close()
     }
   }
 }
