@@ -9,6 +9,8 @@
  * Workloads: `roundtrip` (the bench's (b): 50 device/client pairs, closed loop: post, device
  * poll, update, wait) and `insert` (50 concurrent clients posting notifications).
  *
+ * `COST_CPU_PROF=<dir>` writes a V8 CPU profile of each server child into `<dir>`.
+ *
  * Run: `node --import tsx scripts/cost-cpu.ts roundtrip|insert <tree> [<tree>...] [--rounds 2] [--count 3000]`.
  */
 import { fork } from 'node:child_process'
@@ -47,7 +49,8 @@ async function serve (tree: string): Promise<void> {
 
 async function start (tree: string, db: string): Promise<Child> {
   const child = fork(new URL(import.meta.url).pathname, [], {
-    execArgv: ['--import', 'tsx'],
+    // COST_CPU_PROF=<dir>: a V8 CPU profile of each server child (scripts/cpu-profile-summary.ts reads it).
+    execArgv: ['--import', 'tsx', ...(process.env.COST_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.COST_CPU_PROF}`])],
     env: { ...process.env, COST_CPU_CHILD: tree, COST_CPU_DB: db },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
