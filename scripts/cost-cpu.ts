@@ -16,6 +16,7 @@
 import { fork } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -28,8 +29,9 @@ interface Child { process: ChildProcess, url: string, token: string }
 if (process.env.COST_CPU_CHILD !== undefined) await serve(process.env.COST_CPU_CHILD)
 else await main()
 
-/** The child: a devicehub server from one source tree; answers `cpu` with its CPU time (µs). */
+/** The child: a devicehub server from one source tree; answers `cpu` with its CPU time (µs) and statement counts. */
 async function serve (tree: string): Promise<void> {
+  const statements = countStatements(tree)
   const { startServer } = await import(pathToFileURL(join(tree, 'lib', 'start-server.ts')).href) as { startServer: typeof StartServer }
   const server = await startServer({ db: process.env.COST_CPU_DB!, admin: { password: 'cost-cpu-password' }, logger: false })
   for (let i = 0; i < PAIRS; i++) {
@@ -39,12 +41,43 @@ async function serve (tree: string): Promise<void> {
   process.on('message', (message: { type: string }) => {
     if (message.type === 'cpu') {
       const usage = process.cpuUsage()
-      process.send!({ type: 'cpu', us: usage.user + usage.system })
+      process.send!({ type: 'cpu', us: usage.user + usage.system, ...statements })
     } else if (message.type === 'stop') {
       server.close().finally(() => process.exit(0))
     }
   })
   process.send!({ type: 'ready', url: server.url, token: accessToken })
+}
+
+/** Counts the SQLite statements run and the commits among them (better-sqlite3 on Node 20, node:sqlite later). */
+function countStatements (tree: string): { statements: number, commits: number } {
+  const counts = { statements: 0, commits: 0 }
+  const require = createRequire(join(tree, 'package.json'))
+  let prototype: Record<string, unknown>
+  let sourceOf: (statement: unknown) => string
+  try {
+    const Database = require('devicehub-sqlite-node20') as new (path: string) => { prepare(sql: string): object, close(): void }
+    const db = new Database(':memory:')
+    prototype = Object.getPrototypeOf(db.prepare('select 1')) as Record<string, unknown>
+    db.close()
+    sourceOf = (statement) => (statement as { source: string }).source
+  } catch {
+    const { DatabaseSync } = require('node:sqlite') as { DatabaseSync: new (path: string) => { prepare(sql: string): object, close(): void } }
+    const db = new DatabaseSync(':memory:')
+    prototype = Object.getPrototypeOf(db.prepare('select 1')) as Record<string, unknown>
+    db.close()
+    sourceOf = (statement) => (statement as { sourceSQL: string }).sourceSQL
+  }
+  for (const name of ['all', 'run', 'get', 'iterate']) {
+    const method = prototype[name] as ((...args: unknown[]) => unknown) | undefined
+    if (typeof method !== 'function') continue
+    prototype[name] = function (this: unknown, ...args: unknown[]) {
+      counts.statements++
+      if (/^\s*commit\b/i.test(sourceOf(this))) counts.commits++
+      return method.apply(this, args)
+    }
+  }
+  return counts
 }
 
 async function start (tree: string, db: string): Promise<Child> {
@@ -61,9 +94,11 @@ async function start (tree: string, db: string): Promise<Child> {
   return { process: child, url: ready.url, token: ready.token }
 }
 
-async function cpu (child: Child): Promise<number> {
+interface Reading { us: number, statements: number, commits: number }
+
+async function cpu (child: Child): Promise<Reading> {
   return await new Promise((resolve) => {
-    child.process.once('message', (message: { us: number }) => resolve(message.us))
+    child.process.once('message', (message: Reading) => resolve(message))
     child.process.send({ type: 'cpu' })
   })
 }
@@ -147,10 +182,14 @@ async function main (): Promise<void> {
         const before = await cpu(child)
         const started = performance.now()
         await run(child, count)
-        const us = await cpu(child) - before
+        const after = await cpu(child)
+        const us = after.us - before.us
         const wall = performance.now() - started
         results.get(tree)!.push(us / count)
-        console.log(`round ${round + 1} ${tree}: ${(us / count).toFixed(0)} µs server CPU per ${workload === 'roundtrip' ? 'round trip' : 'insert'} (${(count / (wall / 1000)).toFixed(0)}/s wall)`)
+        const per = workload === 'roundtrip' ? 'round trip' : 'insert'
+        console.log(`round ${round + 1} ${tree}: ${(us / count).toFixed(0)} µs server CPU per ${per}, ` +
+          `${((after.statements - before.statements) / count).toFixed(2)} statements and ${((after.commits - before.commits) / count).toFixed(2)} commits per ${per} ` +
+          `(${(count / (wall / 1000)).toFixed(0)}/s wall)`)
       } finally {
         child.process.send({ type: 'stop' })
         await new Promise((resolve) => child.process.once('exit', resolve))
