@@ -77,8 +77,36 @@ export function installSerializer (app: FastifyInstance): void {
 /**
  * The path of the first number that is not finite: the whole tree of a body (iterative; the
  * JSON parser already bounded its depth), the values and arrays of a querystring or params.
+ * Nearly every input has none: a first walk only looks (no path built per value), and the
+ * path is spelled out only for an input that has one.
  */
 function nonFinitePath (data: unknown, deep: boolean): string | undefined {
+  return holdsNonFinite(data, deep) ? firstNonFinitePath(data, deep) : undefined
+}
+
+function holdsNonFinite (data: unknown, deep: boolean): boolean {
+  if (typeof data === 'number') return !Number.isFinite(data)
+  if (data === null || typeof data !== 'object') return false
+  const items: object[] = [data]
+  const depths: number[] = [0]
+  while (items.length > 0) {
+    const item = items.pop()!
+    const depth = depths.pop()!
+    // A querystring's values and the arrays under them, not deeper (as firstNonFinitePath).
+    if (!deep && depth > 1) continue
+    for (const child of Array.isArray(item) ? item as unknown[] : Object.values(item)) {
+      if (typeof child === 'number') {
+        if (!Number.isFinite(child)) return true
+      } else if (child !== null && typeof child === 'object') {
+        items.push(child)
+        depths.push(depth + 1)
+      }
+    }
+  }
+  return false
+}
+
+function firstNonFinitePath (data: unknown, deep: boolean): string | undefined {
   const stack: Array<[unknown, string]> = [[data, '']]
   while (stack.length > 0) {
     const [item, path] = stack.pop()!

@@ -22,6 +22,10 @@ import { createPurgeRepository } from './repositories/purges.js'
 import { createUserRepository } from './repositories/users.js'
 import type { QueryTiming } from './query-timing.js'
 import { createQueryTiming } from './query-timing.js'
+import type { MessageWrites } from './repositories/message-writes.js'
+
+type RepositoryName = 'users' | 'networks' | 'deviceTypes' | 'devices' | 'commands' | 'notifications' | 'configuration' |
+  'secrets' | 'plugins' | 'feed' | 'presence' | 'purges' | 'mqttSessions'
 
 export interface KyselyStore extends Store {
   /** The Kysely instance, for the store's own tests and dialect-specific extensions. */
@@ -52,38 +56,73 @@ function build (
   const inTransaction = pending !== undefined
   // Inside a transaction, writes also clear the cache once the transaction commits.
   const afterCommit = pending === undefined ? undefined : (fn: () => void) => { pending.push(fn) }
+  // A transaction builds a store of its own, and a write transaction touches one or two of its
+  // repositories: each is built (and wrapped) on first use, not all of them per transaction.
+  const built: Partial<Record<RepositoryName, unknown>> = {}
+  const once = <K extends RepositoryName>(name: K, create: () => Store[K]): Store[K] =>
+    (built[name] ??= create()) as Store[K]
   // The dialect's own message writes, when it has them: one per handle (its combiners are per pool).
-  const writes = dialect.messageWrites?.(db)
+  let writes: MessageWrites | undefined | null = null
+  const messageWrites = (): MessageWrites | undefined => {
+    if (writes === null) writes = dialect.messageWrites?.(db)
+    return writes
+  }
   const store: KyselyStore = {
     db,
     dialect: dialect.name,
     // Users, assignments and devices are read by every request (authentication, device scope).
     // Every write of these repositories (and of networks and device types, whose deletion
     // cascades to devices and assignments) clears the cache.
-    users: cachedRepository(guardRepository(createUserRepository(db), dialect), cache, {
-      cached: { findById: 'user', networkIds: 'user-networks', deviceTypeIds: 'user-device-types' },
-      reads: ['findByLogin', 'list', 'count', 'countActiveAdmins', 'clientsOfNetwork', 'clientsOfDeviceType']
-    }, afterCommit),
-    networks: cachedRepository(guardRepository(createNamedEntityRepository(db, 'networks'), dialect), cache, {
-      reads: ['findById', 'findByName', 'list', 'count']
-    }, afterCommit),
-    deviceTypes: cachedRepository(guardRepository(createNamedEntityRepository(db, 'device_types'), dialect), cache, {
-      reads: ['findById', 'findByName', 'list', 'count']
-    }, afterCommit),
-    devices: cachedRepository(guardRepository(createDeviceRepository(db), dialect), cache, {
-      cached: { findById: 'device' },
-      reads: ['list', 'count']
-    }, afterCommit),
-    commands: guardRepository(createCommandRepository(db, writes), dialect),
-    notifications: guardRepository(createNotificationRepository(db, writes), dialect),
-    configuration: guardRepository(createConfigurationRepository(db), dialect),
-    secrets: guardRepository(createSecretRepository(db), dialect),
-    plugins: guardRepository(createPluginRepository(db), dialect),
-    feed: guardRepository(createMessageFeedRepository(db), dialect),
+    get users () {
+      return once('users', () => cachedRepository(guardRepository(createUserRepository(db), dialect), cache, {
+        cached: { findById: 'user', networkIds: 'user-networks', deviceTypeIds: 'user-device-types' },
+        reads: ['findByLogin', 'list', 'count', 'countActiveAdmins', 'clientsOfNetwork', 'clientsOfDeviceType']
+      }, afterCommit))
+    },
+    get networks () {
+      return once('networks', () => cachedRepository(guardRepository(createNamedEntityRepository(db, 'networks'), dialect), cache, {
+        reads: ['findById', 'findByName', 'list', 'count']
+      }, afterCommit))
+    },
+    get deviceTypes () {
+      return once('deviceTypes', () => cachedRepository(guardRepository(createNamedEntityRepository(db, 'device_types'), dialect), cache, {
+        reads: ['findById', 'findByName', 'list', 'count']
+      }, afterCommit))
+    },
+    get devices () {
+      return once('devices', () => cachedRepository(guardRepository(createDeviceRepository(db), dialect), cache, {
+        cached: { findById: 'device' },
+        reads: ['list', 'count']
+      }, afterCommit))
+    },
+    get commands () {
+      return once('commands', () => guardRepository(createCommandRepository(db, messageWrites()), dialect))
+    },
+    get notifications () {
+      return once('notifications', () => guardRepository(createNotificationRepository(db, messageWrites()), dialect))
+    },
+    get configuration () {
+      return once('configuration', () => guardRepository(createConfigurationRepository(db), dialect))
+    },
+    get secrets () {
+      return once('secrets', () => guardRepository(createSecretRepository(db), dialect))
+    },
+    get plugins () {
+      return once('plugins', () => guardRepository(createPluginRepository(db), dialect))
+    },
+    get feed () {
+      return once('feed', () => guardRepository(createMessageFeedRepository(db), dialect))
+    },
     // Not cached and not a device write: presence changes every few seconds per device.
-    presence: guardRepository(createPresenceRepository(db), dialect),
-    purges: guardRepository(createPurgeRepository(db), dialect),
-    mqttSessions: guardRepository(createMqttSessionRepository(db), dialect),
+    get presence () {
+      return once('presence', () => guardRepository(createPresenceRepository(db), dialect))
+    },
+    get purges () {
+      return once('purges', () => guardRepository(createPurgeRepository(db), dialect))
+    },
+    get mqttSessions () {
+      return once('mqttSessions', () => guardRepository(createMqttSessionRepository(db), dialect))
+    },
     async transaction (fn) {
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)

@@ -89,9 +89,8 @@ export function createCommandRepository (db: Kysely<Database>, writes?: MessageW
     async update (deviceId, id, patch, now, ring) {
       if (writes !== undefined) return writes.updateCommand({ deviceId, id, patch }, now, ring)
       return inTransaction(db, async (trx) => {
-        const existing = await trx.selectFrom('commands').select('id').where('id', '=', id).where('device_id', '=', deviceId)
-          .where('device_key', '=', currentDeviceKey(deviceId)).executeTakeFirst()
-        if (existing === undefined) return undefined
+        // One statement finds and updates the row. A miss (no such command for this device)
+        // still takes a stamp: an unused stamp is a gap in the clock, which no cursor minds.
         const lastUpdated = await nextMessageTimestamp(trx, now)
         const row = await messaging(trx).updateTable('commands').set({
           ...(patch.status === undefined ? {} : { status: patch.status }),
@@ -99,8 +98,9 @@ export function createCommandRepository (db: Kysely<Database>, writes?: MessageW
           last_updated: lastUpdated,
           is_updated: encodeBool(true),
           stored_at: now
-        }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-        return toCommandRecord(row)
+        }).where('id', '=', id).where('device_id', '=', deviceId).where('device_key', '=', currentDeviceKey(deviceId))
+          .returningAll().executeTakeFirst()
+        return row === undefined ? undefined : toCommandRecord(row)
       })
     },
 
