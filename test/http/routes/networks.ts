@@ -109,7 +109,8 @@ t.test('a store conflict on insert becomes the duplicate message', async (t) => 
     await new Promise((resolve) => setTimeout(resolve, 20))
     return found
   }
-  const store: Store = Object.assign(Object.create(real) as Store, { networks: { ...real.networks, findByName: slowLookup } })
+  // A property of its own: the store's repositories are getters (built on first use).
+  const store = Object.create(real, { networks: { value: { ...real.networks, findByName: slowLookup } } }) as Store
   const h = await createTestApp(t, { store })
   const [a, b] = await Promise.all([
     h.request('POST', '/network', { body: { name: 'Race' } }),

@@ -296,7 +296,8 @@ t.test('a login taken concurrently answers the duplicate message, not 409', asyn
     await new Promise((resolve) => setTimeout(resolve, 20))
     return found
   }
-  const store: Store = Object.assign(Object.create(real) as Store, { users: { ...real.users, findByLogin: slowLookup } })
+  // A property of its own: the store's repositories are getters (built on first use).
+  const store = Object.create(real, { users: { value: { ...real.users, findByLogin: slowLookup } } }) as Store
   const h = await createTestApp(t, { store })
   const body = { login: 'twin', password: 'secret-1', role: 1 }
   const both = await Promise.all([h.request('POST', '/user', { body }), h.request('POST', '/user', { body })])
