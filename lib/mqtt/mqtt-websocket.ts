@@ -1,11 +1,11 @@
 /**
  * MQTT over WebSocket on the HTTP port (`/mqtt` by default): the `ws` server the WebSocket API
- * already registered accepts the upgrade, and its socket becomes a stream the MQTT server reads
+ * already registered accepts the upgrade, and its socket becomes a stream (websocket-duplex.ts) the MQTT server reads
  * like a TCP connection (binary frames carry the MQTT packets, subprotocol `mqtt`).
  */
-import { createWebSocketStream } from 'ws'
 import type { FastifyInstance } from 'fastify'
 import type { MqttServer } from './mqtt-server.js'
+import { webSocketDuplex } from './websocket-duplex.js'
 
 export const DEFAULT_MQTT_WEBSOCKET_PATH = '/mqtt'
 
@@ -17,8 +17,7 @@ export const DEFAULT_MQTT_WEBSOCKET_PATH = '/mqtt'
  */
 export function installMqttWebSocketRoute (app: FastifyInstance, path: string, mqtt: MqttServer): void {
   app.get(path, { websocket: true, schema: { hide: true } }, (socket, request) => {
-    const stream = createWebSocketStream(socket)
-    // A stream error (a client gone mid-frame) is the connection's end, never the process's.
+    const stream = webSocketDuplex(socket)
     stream.on('error', () => stream.destroy())
     // request.ip: the client behind a trusted proxy, so CONNECT logins are throttled per client.
     mqtt.handle(stream, request.raw, request.ip)

@@ -1,5 +1,6 @@
 /** CONNECT authentication and dh/request round trips over a real MQTT socket (issue #25). */
 import t from 'tap'
+import WebSocket from 'ws'
 import { ADMIN, addUser, closed, connectMqtt, request, startMqttHarness, subscribeGranted } from '../fixtures/mqtt.js'
 
 t.test('login with username and password, then dh/request round trips', async (t) => {
@@ -72,6 +73,29 @@ t.test('response topics are the client\'s own; other topics are refused', async 
   await client.publishAsync('sensors/t1', 'x')
   await gone
   t.pass('a publish outside dh/ closes the connection (MQTT 3.1.1 cannot refuse one otherwise)')
+})
+
+t.test('MQTT over WebSocket: a CONNECT split over three frames in one turn is answered (Node.js 26)', async (t) => {
+  const h = await startMqttHarness(t)
+  const socket = new WebSocket(h.server.mqttWebSocketUrl!, 'mqtt')
+  t.teardown(() => socket.terminate())
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
+  // CONNECT, MQTT 3.1.1, clean session, keep-alive 30 s, no credentials.
+  const clientId = Buffer.from(`split-${process.pid}`)
+  const body = Buffer.concat([Buffer.from([0, 4, ...Buffer.from('MQTT'), 4, 0x02, 0, 30, 0, clientId.length]), clientId])
+  const connect = Buffer.concat([Buffer.from([0x10, body.length]), body])
+  const answer = new Promise<Buffer[]>((resolve, reject) => {
+    setTimeout(() => reject(new Error('no CONNACK in 5 s')), 5000).unref()
+    const got: Buffer[] = []
+    socket.on('message', (data: Buffer) => {
+      got.push(data)
+      if (Buffer.concat(got).length >= 4) resolve(got)
+    })
+  })
+  socket.send(connect.subarray(0, 1))
+  socket.send(connect.subarray(1, 2))
+  socket.send(connect.subarray(2))
+  t.same([...Buffer.concat(await answer)], [0x20, 0x02, 0x00, 0x00], 'CONNACK, accepted (anonymous)')
 })
 
 t.test('MQTT over WebSocket on the HTTP port', async (t) => {
