@@ -14,8 +14,9 @@ import { sendError } from './error-handler.js'
 export const DEFAULT_STARTUP_WAIT_MS = 10_000
 export const STARTING_MESSAGE = 'The server is starting. Retry in 1 s'
 
-/** Resolves true once the hub is initialised, false after `waitMs` or when its start failed. */
-async function initialisedWithin (hub: DeviceHub, waitMs: number): Promise<boolean> {
+/** Resolves true once the hub is initialised, false after `waitMs` or when its start failed (HTTP and MQTT). */
+export async function initialisedWithin (hub: DeviceHub, waitMs: number): Promise<boolean> {
+  if (hub.initialised) return true
   let timer: NodeJS.Timeout | undefined
   const expired = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(false), waitMs)

@@ -22,6 +22,7 @@ import { parseTelemetryTopic, parseTopic } from './mqtt-topics.js'
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
+import { initialisedWithin } from '../http/readiness-gate.js'
 
 export interface MqttServerOptions {
   hub: DeviceHub
@@ -55,19 +56,6 @@ const DISCARDED = '$devicehub/handled'
 
 function refusal (returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode })
-}
-
-async function initialisedWithin (hub: DeviceHub, waitMs: number): Promise<boolean> {
-  if (hub.initialised) return true
-  let timer: NodeJS.Timeout | undefined
-  const expired = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), waitMs)
-  })
-  try {
-    return await Promise.race([hub.whenInitialised().then(() => true, () => false), expired])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 /** The client's address: the one the HTTP layer named (MQTT over WebSocket behind a trusted proxy), else the socket's. */
