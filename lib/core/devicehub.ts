@@ -174,6 +174,12 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     throw new Error('createDeviceHub: `ordering` orders the events of `bus`; give the bus it was built over')
   }
   const bus = options.bus ?? createMemoryDoorbell()
+  // Readiness: a bus with a connection of its own (PostgreSQL's LISTEN) says when it drops and
+  // comes back; the memory bus never does, so it is always up.
+  let busConnected = true
+  bus.subscribe((event) => {
+    if (event.kind === 'connection') busConnected = event.up
+  })
   const limits: Limits = { maxTake: 10_000, ...options.limits }
   const lifetimes = { ...DEFAULT_TOKEN_LIFETIMES, ...options.tokenLifetimes }
   const secret = await resolveJwtSecret(store, options.jwtSecret)
@@ -224,7 +230,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     },
     whenInitialised: () => initialisation.settled(),
     health: () => checkHealth({
-      store, bus, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done
+      store, busConnected: () => busConnected, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done
     }),
     stats: recorder.stats,
     tokens: auth,

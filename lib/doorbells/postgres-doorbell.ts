@@ -11,7 +11,7 @@ import type * as PgModule from 'pg'
 import type { Client, Notification } from 'pg'
 import type { Logger, Store } from '../core/ports.js'
 import { silentLogger } from '../core/ports.js'
-import type { Bus, BusEvent, MessageEvent, MessageKind } from '../core/realtime/bus.js'
+import type { Bus, BusEvent, LocalEvent, MessageEvent, MessageKind } from '../core/realtime/bus.js'
 import { createListenerSet } from '../core/realtime/listener-set.js'
 
 export const DEFAULT_HUB_CHANNEL = 'devicehub_events'
@@ -64,7 +64,7 @@ export interface PostgresDoorbell extends Bus {
  * limit. Writes that ride the statement (pg-message-writes.ts) send ten elements: these six, the
  * record or null, and the draw chain (`prev`, `stamp`, `nextXid`).
  */
-export function encodeDoorbellEvent (event: Exclude<BusEvent, { kind: 'resync' }>): string {
+export function encodeDoorbellEvent (event: Exclude<BusEvent, LocalEvent>): string {
   if (event.kind === 'plugin') return JSON.stringify([event.kind, event.pluginId, '', null, null, event.topic])
   if (event.kind === 'revoke') {
     const tokens = event.what === 'tokens' ? `${PASSWORD_CHANGE}${event.keptTokenId}` : ''
@@ -196,6 +196,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
     which.end().catch(() => {})
     if (closed) return
     logger.warn({ err: error, channel }, 'doorbell lost its LISTEN connection; reconnecting')
+    deliver({ kind: 'connection', up: false })
     scheduleReconnect()
   }
 
@@ -207,6 +208,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
         if (closed) return
         delay = initialDelay
         logger.info({ channel }, 'doorbell reconnected; waking every listener to read again')
+        deliver({ kind: 'connection', up: true })
         deliver({ kind: 'resync' })
       }, (error: unknown) => {
         delay = Math.min(delay * 2, maxDelay)
@@ -217,7 +219,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
   }
 
   /** NOTIFY on the bus's own connection; when that is down, at least local listeners hear it. */
-  const notifyDirect = async (event: Exclude<BusEvent, { kind: 'resync' }>): Promise<void> => {
+  const notifyDirect = async (event: Exclude<BusEvent, LocalEvent>): Promise<void> => {
     const current = client
     if (current !== undefined) {
       try {
@@ -257,7 +259,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
     },
     notifyChannel: channel,
     async publish (event: BusEvent, tx?: Store) {
-      if (event.kind === 'resync') {
+      if (event.kind === 'resync' || event.kind === 'connection') {
         deliver(event)
         return
       }

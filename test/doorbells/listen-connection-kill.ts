@@ -37,6 +37,7 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
   const killed = doorbell.listenerPid
   t.equal((await adminQuery(adminUrl, 'select pg_terminate_backend($1) as ok', [killed])).rows[0].ok, true)
   await eventually(() => !doorbell.connected, 5000)
+  t.equal((await server.hub.health()).checks.doorbell.status, 'fail', 'readiness fails while the connection is down')
 
   // Writes while the LISTEN connection is down: their doorbells are lost.
   const commands = await Promise.all(devices.map((id) => call(`${base}/device/${id}/command`, token, { method: 'POST', body: { command: `while-down-${id}` } })))
@@ -57,6 +58,7 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
   t.equal(updated.status, 200)
   t.same([updated.body.id, updated.body.status, updated.body.result], [awaited, 'Done', { r: 1 }], 'the update wait got the update')
   t.ok(doorbell.connected, 'reconnected')
+  t.equal((await server.hub.health()).status, 'ok', 'ready again')
   t.not(doorbell.listenerPid, killed, 'on a new connection')
   const after = await adminQuery(adminUrl, 'select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, DEFAULT_DOORBELL_APPLICATION_NAME])
   t.same(after.rows.map((r: { pid: number }) => r.pid), [doorbell.listenerPid], 'still exactly one LISTEN connection')

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
 import type { Logger } from '../../lib/core/ports.js'
-import type { BusEvent, MessageEvent } from '../../lib/core/realtime/bus.js'
+import type { BusEvent, LocalEvent, MessageEvent } from '../../lib/core/realtime/bus.js'
 import { createPostgresDoorbell, decodeDoorbellEvent, encodeDoorbellEvent } from '../../lib/doorbells/postgres-doorbell.js'
 import type { PostgresDoorbell, PostgresDoorbellOptions } from '../../lib/doorbells/postgres-doorbell.js'
 import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
@@ -15,6 +15,8 @@ import { dropSchema, openTestStore, uniqueSchemaName } from '../fixtures/store.j
 import { postgresTest } from '../fixtures/pg-database.js'
 
 const RESYNC: BusEvent = { kind: 'resync' }
+const DOWN: BusEvent = { kind: 'connection', up: false }
+const UP: BusEvent = { kind: 'connection', up: true }
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -42,7 +44,7 @@ t.test('control events keep the six-element wire form of earlier versions', asyn
     [{ kind: 'revoke', userId: 5, what: 'tokens', keptTokenId: '' }, ['revoke', 5, 'password:', null, null, '']]
   ]
   for (const [event, wire] of cases) {
-    t.same(JSON.parse(encodeDoorbellEvent(event as Exclude<BusEvent, { kind: 'resync' }>)), wire, `${event.kind} on the wire`)
+    t.same(JSON.parse(encodeDoorbellEvent(event as Exclude<BusEvent, LocalEvent>)), wire, `${event.kind} on the wire`)
     t.same(decodeDoorbellEvent(JSON.stringify(wire)), event, `${event.kind} read back`)
   }
 })
@@ -233,14 +235,14 @@ function runPostgresTests (t: Tap, url: string): void {
     const killer = await admin(t)
     const killed = await killer.query('select pg_terminate_backend($1) as ok', [pid])
     t.equal(killed.rows[0].ok, true)
-    t.same(await seen.until(1), [RESYNC], 'woken with a resync once reconnected')
-    t.same(second, [RESYNC], 'every listener is woken')
+    t.same(await seen.until(3), [DOWN, UP, RESYNC], 'told the connection dropped, came back, then woken with a resync')
+    t.same(second, [DOWN, UP, RESYNC], 'every listener is woken')
     t.ok(doorbell.connected)
     t.not(doorbell.listenerPid, pid, 'a new connection')
     t.ok(warnings.includes('doorbell lost its LISTEN connection; reconnecting'), 'the loss is logged')
     // Doorbells flow again on the new connection.
     await killer.query('select pg_notify($1, $2)', [channel, encodeDoorbellEvent(event(9))])
-    t.same((await seen.until(2))[1], event(9))
+    t.same((await seen.until(4))[3], event(9))
     t.equal(publisher.connected, true, 'other doorbells are untouched')
   })
 
@@ -269,9 +271,9 @@ function runPostgresTests (t: Tap, url: string): void {
     while (warnings.filter((w) => w === 'doorbell reconnect failed').length < 3 && Date.now() < deadline) await sleep(20)
     t.ok(warnings.filter((w) => w === 'doorbell reconnect failed').length >= 3, 'keeps retrying')
     t.equal(doorbell.connected, false)
-    t.same(seen.events, [], 'no resync before a connection is back')
+    t.same(seen.events, [DOWN], 'no resync before a connection is back')
     await admin1.query(`alter role ${role} login`)
-    t.same(await seen.until(1), [RESYNC])
+    t.same(await seen.until(3), [DOWN, UP, RESYNC])
     t.ok(doorbell.connected)
   })
 
@@ -304,10 +306,10 @@ function runPostgresTests (t: Tap, url: string): void {
     const seen = record(watched)
     const before = watched.listenerPid
     for (const socket of live) frozen.add(socket)
-    t.same(await seen.until(1, 3000), [RESYNC], 'reconnected and resynced')
+    t.same(await seen.until(3, 3000), [DOWN, UP, RESYNC], 'reconnected and resynced')
     t.not(watched.listenerPid, before)
     await watched.publish(event(4))
-    t.same((await seen.until(2))[1], event(4), 'doorbells flow on the new connection')
+    t.same((await seen.until(4))[3], event(4), 'doorbells flow on the new connection')
   })
 
   t.test('malformed notifications are ignored; the next one is delivered', async (t) => {

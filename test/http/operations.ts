@@ -1,6 +1,5 @@
 import t from 'tap'
 import { createDeviceHub } from '../../lib/core/devicehub.js'
-import type { Bus } from '../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../lib/core/realtime/memory-doorbell.js'
 import { buildServer } from '../../lib/http/build-server.js'
 import { ADMIN_PASSWORD, createTestApp } from '../fixtures/app.js'
@@ -35,23 +34,18 @@ t.test('liveness and readiness need no token and say ok', async (t) => {
 
 t.test('readiness answers 503 when the store fails, the doorbell is down, or the hub is closing', async (t) => {
   const store = await openTestStore(t)
-  const inner = createMemoryDoorbell()
-  let connected = true
-  const doorbell: Bus & { connected: boolean } = {
-    publish: (event, tx) => inner.publish(event, tx),
-    subscribe: (listener) => inner.subscribe(listener),
-    close: () => inner.close(),
-    get connected () { return connected }
-  }
-  const hub = await createDeviceHub({ store, bus: doorbell, admin: { password: ADMIN_PASSWORD } })
+  const bus = createMemoryDoorbell()
+  const hub = await createDeviceHub({ store, bus, admin: { password: ADMIN_PASSWORD } })
   const app = await buildServer({ hub, closeHub: false })
   t.teardown(async () => { await app.close(); await hub.close() })
 
-  connected = false
+  // A bus with a connection of its own says when it drops and comes back.
+  await bus.publish({ kind: 'connection', up: false })
   const down = await app.inject({ method: 'GET', url: '/api/rest/health/ready' })
   t.equal(down.statusCode, 503)
   t.match(down.json(), { status: 'fail', checks: { doorbell: { status: 'fail', message: /doorbell/ }, store: { status: 'ok' } } })
-  connected = true
+  await bus.publish({ kind: 'connection', up: true })
+  t.equal((await app.inject({ method: 'GET', url: '/api/rest/health/ready' })).statusCode, 200, 'ready again once it is back')
 
   const get = store.secrets.get
   store.secrets.get = async () => { throw new Error('database is locked: secret detail') }

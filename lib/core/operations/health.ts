@@ -1,10 +1,9 @@
 /**
  * Readiness: can this instance serve requests right now? The store answers a query, the
- * doorbell (when it has a connection of its own, as PostgreSQL's LISTEN) is connected, the
+ * bus (when it has a connection of its own, as PostgreSQL's LISTEN) is connected, the
  * first-start data exists (startup) and the hub is not shutting down. Liveness needs no check: a process that answers HTTP is alive.
  */
 import type { Store } from '../ports.js'
-import type { Bus } from '../realtime/bus.js'
 
 export interface HealthCheck {
   status: 'ok' | 'fail'
@@ -17,12 +16,14 @@ export interface HealthCheck {
 export interface HealthReport {
   /** `ok` when every check passed. */
   status: 'ok' | 'fail'
+  /** `doorbell` is the bus's check (the name is kept: it is part of `/healthz`'s answer). */
   checks: { store: HealthCheck, doorbell: HealthCheck, shutdown: HealthCheck, startup: HealthCheck }
 }
 
 export interface HealthOptions {
   store: Store
-  bus: Bus
+  /** False while the bus's own connection is down (its `connection` events, see bus.ts). */
+  busConnected: () => boolean
   closing: () => boolean
   /** False until the first-start data exists (the server holds requests until then). Default: true. */
   initialised?: () => boolean
@@ -32,7 +33,7 @@ export interface HealthOptions {
 
 /**
  * @example
- * const report = await checkHealth({ store, bus, closing: () => false })
+ * const report = await checkHealth({ store, busConnected: () => true, closing: () => false })
  * if (report.status !== 'ok') console.warn(report.checks)
  */
 export async function checkHealth (options: HealthOptions): Promise<HealthReport> {
@@ -40,8 +41,7 @@ export async function checkHealth (options: HealthOptions): Promise<HealthReport
     await withTimeout(options.store.secrets.get('bootstrap.completed'), options.timeoutMs ?? 2000)
   }, 'the store did not answer')
   const doorbell = await timed(async () => {
-    const { connected } = options.bus as { connected?: boolean }
-    if (connected === false) throw new Error('the doorbell connection is down')
+    if (!options.busConnected()) throw new Error('the bus connection is down')
   }, 'the doorbell connection is down')
   const shutdown = await timed(async () => {
     if (options.closing()) throw new Error('shutting down')

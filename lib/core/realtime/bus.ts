@@ -59,7 +59,20 @@ export type RevokeEvent =
   | { kind: 'revoke', userId: number, what: 'plugin', topic: string }
   | { kind: 'revoke', userId: number, what: 'tokens', keptTokenId: string }
 
-export type BusEvent = MessageEvent | ResyncEvent | PluginEvent | RevokeEvent
+/**
+ * The bus's own connection (PostgreSQL's LISTEN) went down (`up: false`) or came back (`up: true`,
+ * followed by a `resync`). Local only, never sent to other instances: readiness (`/healthz`) reads
+ * it. A bus without a connection of its own never publishes it.
+ */
+export interface ConnectionEvent {
+  kind: 'connection'
+  up: boolean
+}
+
+export type BusEvent = MessageEvent | ResyncEvent | PluginEvent | RevokeEvent | ConnectionEvent
+
+/** Control events that only the bus itself raises, for this instance's listeners. */
+export type LocalEvent = ResyncEvent | ConnectionEvent
 
 /** Whether an event is a message write (not a control event). */
 export function isMessageEvent (event: BusEvent): event is MessageEvent {

@@ -95,6 +95,8 @@ export function createRouter (bus: Bus): Router {
   }
 
   const onEvent = (event: BusEvent): void => {
+    // The bus's connection state is readiness's business, not a reader's.
+    if (event.kind === 'connection') return
     if (event.kind === 'resync') {
       const fresh: RoutedResync = { kind: 'resync', reads: new Map() }
       for (const listener of [...all]) call(listener, fresh)
