@@ -24,6 +24,7 @@ import { tooManySubscriptions } from '../http/websocket/session.js'
 import type { SentMessage } from './durable-sessions.js'
 import type { MqttLimits } from './mqtt-limits.js'
 import type { EventFilter, EventTopic } from './mqtt-topics.js'
+import { pausableClient } from './client-pause.js'
 import { ownerOf } from './mqtt-auth.js'
 import { pushTopic, responseTopic, subscriptionOf } from './mqtt-topics.js'
 import { createRecentKeys } from './recent-keys.js'
@@ -61,11 +62,6 @@ interface Subscription {
 /** How many pushed messages a session remembers to deliver overlapping topics' copies once. */
 const DELIVERED_KEYS = 4096
 
-interface Pausable {
-  pause(): void
-  resume(): void
-}
-
 const AUTHENTICATE: ActionHandler = { public: true, run: async () => undefined }
 
 /** The reply of a subscribe action: started once the reply (or the SUBACK) is out. */
@@ -96,6 +92,7 @@ export class MqttSession implements ActionSession {
     this.token = options.token
     this.restServerUrl = options.restServerUrl
     this.clientAddress = options.clientAddress
+    const gate = pausableClient(options.client)
     this.queue = createFrameQueue({
       maxPending: options.limits.maxPendingRequests,
       onOverflow: () => this.cutOff('too many pending requests'),
@@ -104,9 +101,8 @@ export class MqttSession implements ActionSession {
         this.cutOff('request handling failed')
       },
       // Backpressure: reading from the connection pauses while much is queued.
-      // (aedes' Client has pause()/resume(), untyped: it pauses itself the same way during CONNECT.)
-      pause: () => (options.client as unknown as Pausable).pause(),
-      resume: () => (options.client as unknown as Pausable).resume()
+      pause: () => gate.pause(),
+      resume: () => gate.resume()
     })
     if (this.principal === undefined) {
       this.authTimer = setTimeout(() => {

@@ -4,7 +4,7 @@ import type { AddressInfo, Server } from 'node:net'
 import t from 'tap'
 import { startServer } from '../../lib/start-server.js'
 import { DEEP, MIB, deepFrame, nested, nestedObject } from '../fixtures/hostile-frames.js'
-import { ADMIN, closed, connectMqtt, nextMessage, request, startMqttHarness, subscribeGranted } from '../fixtures/mqtt.js'
+import { ADMIN, addDeviceWorld, closed, connectMqtt, eventually, nextMessage, request, startMqttHarness, subscribeGranted } from '../fixtures/mqtt.js'
 
 const login = { username: ADMIN.login, password: ADMIN.password }
 
@@ -138,4 +138,18 @@ t.test('shutdown disconnects every MQTT client', async (t) => {
   await server.close()
   await gone
   t.notOk(client.connected)
+})
+
+t.test('many QoS 1 telemetry publishes in flight: every one is acknowledged and stored, the connection stays alive', async (t) => {
+  const h = await startMqttHarness(t)
+  const { networkId, deviceTypeId, deviceId } = await addDeviceWorld(h, 'burst')
+  const client = await connectMqtt(t, h.url, login)
+  const count = 600
+  // Fired without waiting: the server's request queue fills past its high-water mark and reading
+  // pauses (backpressure), then resumes as it drains.
+  await Promise.all(Array.from({ length: count }, (_, i) =>
+    client.publishAsync(`dh/notification/${networkId}/${deviceTypeId}/${deviceId}/burst`, JSON.stringify({ i }), { qos: 1 })))
+  t.equal((await request(client, { action: 'server/info' })).status, 'success', 'still answering after the burst')
+  await eventually(async () => (await h.rest('GET', `/device/${deviceId}/notification?notification=burst&take=1000`)).body.length >= count, 10_000)
+  t.pass(`${count} stored`)
 })
