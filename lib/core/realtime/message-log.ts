@@ -6,9 +6,10 @@
  * `append` writes the row and announces it: on a PostgreSQL store with a bus that rides the
  * statement (the PostgreSQL doorbell) the write statement itself sends the NOTIFY (one round
  * trip; the store group-commits concurrent inserts); otherwise the row is written in a
- * transaction that publishes on the bus (notification inserts outside a caller's transaction
- * are group-committed here: one transaction, one clock step, one multi-row INSERT per batch, and
- * a failing batch is retried row by row).
+ * transaction that publishes on the bus. Writes outside a caller's transaction are
+ * group-committed here: notification inserts with one transaction, one clock step and one
+ * multi-row INSERT per batch; command inserts and updates with one transaction per batch (each
+ * its own clock step and statement, in call order). A failing batch is retried write by write.
  *
  * Where commits land out of stamp order (PostgreSQL with its bus), a {@link LogOrder} the
  * dialect builds (log-ordering.ts) holds the mark; elsewhere commits follow stamps and the mark is
@@ -135,6 +136,22 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     return target.commands.update(w.deviceId, w.id, w.patch, now, ring)
   }
 
+  /** Writes the row in `t` (a transaction) and publishes it there. */
+  const inTx = async (t: Store, w: LogWrite): Promise<NotificationRecord | CommandRecord | undefined> => {
+    const record = await write(t, w, undefined)
+    if (record !== undefined) await publish(messageEvent(w.kind, record), t)
+    return record
+  }
+
+  // Command inserts and updates outside a caller's transaction are group-committed like
+  // notifications: one transaction (one commit flush) per batch, each write with its own clock
+  // step and statement, in call order. Each call still answers only after its batch committed.
+  const commandWrites = createWriteCombiner((batch: LogWrite[]) => store.transaction(async (tx) => {
+    const written: Array<NotificationRecord | CommandRecord | undefined> = []
+    for (const w of batch) written.push(await inTx(tx, w))
+    return written
+  }), { maxBatch: MAX_BATCH })
+
   const append = async (w: LogWrite, tx?: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
     const target = tx ?? store
     if (channel !== undefined && target.dialect === 'postgres') {
@@ -142,13 +159,8 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
       if (record !== undefined) rode(messageEvent(w.kind, record), tx)
       return record
     }
-    if (tx === undefined && w.kind === 'notification') return combiner.write(w.input)
-    const inTx = async (t: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
-      const record = await write(t, w, undefined)
-      if (record !== undefined) await publish(messageEvent(w.kind, record), t)
-      return record
-    }
-    return tx !== undefined ? inTx(tx) : store.transaction(inTx)
+    if (tx === undefined) return w.kind === 'notification' ? combiner.write(w.input) : commandWrites.write(w)
+    return inTx(tx, w)
   }
 
   const readAfter = (kind: MessageKind, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number): Promise<Array<NotificationRecord | CommandRecord>> => {
