@@ -4,7 +4,7 @@
  * floor (the mark of the last resynchronisation, or of a memory that started over) nothing is
  * known per device.
  */
-import type { MessageKind } from '../../core/realtime/bus.js'
+import type { MessageKind } from './bus.js'
 
 /** Devices remembered per kind before the memory starts over from the mark. */
 const MAX_DEVICES = 100_000
