@@ -41,8 +41,14 @@ export interface SimulatedDeviceOptions {
 
 export interface SimulatedDevice {
   readonly deviceId: string
-  /** Commands answered so far. */
+  /** Commands answered so far: each counted once, when the server acknowledged its update. */
   readonly handled: number
+  /**
+   * Resolves once the server has acknowledged this device's update of `commandId` (at once if it
+   * already has); rejects when `signal` aborts. A client waiting on the command hears of the
+   * update when it commits, possibly before the device has the answer to its own request.
+   */
+  whenAnswered(commandId: number, signal?: AbortSignal): Promise<void>
   start(): Promise<void>
   /** Stops polling; an in-flight poll is aborted. Idempotent. */
   stop(): Promise<void>
@@ -64,6 +70,53 @@ async function answer (behaviour: Behaviour, command: CommandView): Promise<{ st
   }
 }
 
+/** Command ids remembered as answered (and, over WebSocket, as taken) per device. */
+const REMEMBERED = 10_000
+
+interface Acknowledgements {
+  readonly count: number
+  /** The server acknowledged the update of `id` (a repeated update of one command counts once). */
+  add(id: number): void
+  when(id: number, signal?: AbortSignal): Promise<void>
+}
+
+function createAcknowledgements (): Acknowledgements {
+  const ids = new Set<number>()
+  const waiting = new Map<number, Set<() => void>>()
+  let count = 0
+  return {
+    get count () { return count },
+    add (id) {
+      if (ids.has(id)) return
+      ids.add(id)
+      if (ids.size > REMEMBERED) ids.delete(ids.values().next().value!)
+      count++
+      const waiters = waiting.get(id)
+      waiting.delete(id)
+      for (const resolve of waiters ?? []) resolve()
+    },
+    when (id, signal) {
+      if (ids.has(id)) return Promise.resolve()
+      if (signal?.aborted === true) return Promise.reject(signal.reason)
+      return new Promise<void>((resolve, reject) => {
+        const waiters = waiting.get(id) ?? new Set()
+        waiting.set(id, waiters)
+        const abort = (): void => {
+          waiters.delete(done)
+          if (waiters.size === 0 && waiting.get(id) === waiters) waiting.delete(id)
+          reject(signal!.reason)
+        }
+        const done = (): void => {
+          signal?.removeEventListener('abort', abort)
+          resolve()
+        }
+        waiters.add(done)
+        signal?.addEventListener('abort', abort, { once: true })
+      })
+    }
+  }
+}
+
 /**
  * @example
  * const device = createSimulatedDevice({ client, deviceId: 'lamp-1', behaviour: { on: () => ({ lit: true }) } })
@@ -74,7 +127,7 @@ async function answer (behaviour: Behaviour, command: CommandView): Promise<{ st
 export function createSimulatedDevice (options: SimulatedDeviceOptions): SimulatedDevice {
   const { client, deviceId, behaviour } = options
   const controller = new AbortController()
-  let handled = 0
+  const acknowledged = createAcknowledgements()
   let loop: Promise<void> | undefined
 
   let socket: WebSocketClient | undefined
@@ -92,13 +145,18 @@ export function createSimulatedDevice (options: SimulatedDeviceOptions): Simulat
       // The backlog starts at the cursor inclusive: a command answered before a reconnect comes again.
       if (push.action !== 'command/insert' || command === undefined || answered.has(command.id)) return
       answered.add(command.id)
-      if (answered.size > 10_000) answered.delete(answered.values().next().value!)
+      if (answered.size > REMEMBERED) answered.delete(answered.values().next().value!)
       queue = queue.then(async () => {
         const { status, result } = await answer(behaviour, command)
         await session.request('command/update', { deviceId, commandId: command.id, command: { status, result } })
-        handled++
+        acknowledged.add(command.id)
         cursor.value = command.timestamp
-      }).catch((error: unknown) => { if (!controller.signal.aborted) options.onError?.(error) })
+      }).catch((error: unknown) => {
+        // Unacknowledged (the socket closed first): the session resumed from the cursor gets the
+        // command again and answers it again, as a REST device retries its poll.
+        answered.delete(command.id)
+        if (!controller.signal.aborted) options.onError?.(error)
+      })
     })
     return session
   }
@@ -129,7 +187,7 @@ export function createSimulatedDevice (options: SimulatedDeviceOptions): Simulat
         for (const command of commands) {
           if (controller.signal.aborted) return
           await client.updateCommand(deviceId, command.id, await answer(behaviour, command))
-          handled++
+          acknowledged.add(command.id)
           cursor = command.timestamp
         }
       } catch (error) {
@@ -142,7 +200,8 @@ export function createSimulatedDevice (options: SimulatedDeviceOptions): Simulat
 
   return {
     deviceId,
-    get handled () { return handled },
+    get handled () { return acknowledged.count },
+    whenAnswered: (commandId, signal) => acknowledged.when(commandId, signal),
     async start () {
       if (loop !== undefined) return
       const since = options.since ?? (await client.info()).serverTimestamp

@@ -20,6 +20,8 @@ import { createPluginRepository } from './repositories/plugins.js'
 import { createPresenceRepository } from './repositories/presence.js'
 import { createPurgeRepository } from './repositories/purges.js'
 import { createUserRepository } from './repositories/users.js'
+import type { QueryTemplates } from './query-templates.js'
+import { createQueryTemplates } from './query-templates.js'
 import type { QueryTiming } from './query-timing.js'
 import { createQueryTiming } from './query-timing.js'
 import type { MessageWrites } from './repositories/message-writes.js'
@@ -43,7 +45,7 @@ export interface KyselyStoreOptions {
  */
 export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, options: KyselyStoreOptions = {}): KyselyStore {
   const timing = createQueryTiming()
-  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing)
+  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing, createQueryTemplates(timing))
 }
 
 function build (
@@ -51,7 +53,8 @@ function build (
   dialect: StoreDialect,
   pending: Array<() => void> | undefined,
   cache: ReadCache,
-  timing: QueryTiming
+  timing: QueryTiming,
+  templates: QueryTemplates
 ): KyselyStore {
   const inTransaction = pending !== undefined
   // Inside a transaction, writes also clear the cache once the transaction commits.
@@ -96,10 +99,10 @@ function build (
       }, afterCommit))
     },
     get commands () {
-      return once('commands', () => guardRepository(createCommandRepository(db, messageWrites()), dialect))
+      return once('commands', () => guardRepository(createCommandRepository(db, messageWrites(), templates), dialect))
     },
     get notifications () {
-      return once('notifications', () => guardRepository(createNotificationRepository(db, messageWrites()), dialect))
+      return once('notifications', () => guardRepository(createNotificationRepository(db, messageWrites(), templates), dialect))
     },
     get configuration () {
       return once('configuration', () => guardRepository(createConfigurationRepository(db), dialect))
@@ -111,7 +114,7 @@ function build (
       return once('plugins', () => guardRepository(createPluginRepository(db), dialect))
     },
     get feed () {
-      return once('feed', () => guardRepository(createMessageFeedRepository(db), dialect))
+      return once('feed', () => guardRepository(createMessageFeedRepository(db, templates), dialect))
     },
     // Not cached and not a device write: presence changes every few seconds per device.
     get presence () {
@@ -127,7 +130,7 @@ function build (
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)
       const callbacks: Array<() => void> = []
-      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks, cache, timing)))
+      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks, cache, timing, templates)))
       for (const callback of callbacks) callback()
       return result
     },

@@ -18,6 +18,8 @@ export interface QueryTiming {
   readonly plugin: KyselyPlugin
   /** Adds a listener; returns the function that removes it. */
   observe(listener: QueryListener): () => void
+  /** Times a query compiled outside the plugin's view (query-templates.ts). */
+  time<T>(operation: string, run: () => Promise<T>): Promise<T>
 }
 
 /**
@@ -44,6 +46,14 @@ export function createQueryTiming (): QueryTiming {
         }
         return args.result
       }
+    },
+    async time (operation, run) {
+      if (listeners.size === 0) return run()
+      const at = performance.now()
+      const result = await run()
+      const seconds = (performance.now() - at) / 1000
+      for (const listener of listeners) listener({ operation, seconds })
+      return result
     },
     observe (listener) {
       listeners.add(listener)

@@ -57,6 +57,11 @@ export interface DeviceHandleOptions {
   admin: RestClient
   url: string
   webSocketUrl: string
+  /**
+   * A simulated device's own acknowledgement of its update (`SimulatedDevice.whenAnswered`):
+   * `command()` resolves only once the device has it too, within the same timeout.
+   */
+  answered?(commandId: number, signal: AbortSignal): Promise<void>
 }
 
 const DEFAULT_TIMEOUT_MS = 5000
@@ -78,7 +83,10 @@ export function createDeviceHandle (options: DeviceHandleOptions): DeviceHandle 
         const remaining = timeout - (Date.now() - started)
         if (remaining <= 0) break
         const updated = await admin.waitForUpdate(id, inserted.id, { waitTimeout: Math.min(60, Math.ceil(remaining / 1000)), signal: deadline })
-        if (updated !== null) return updated
+        if (updated === null) continue
+        // The update committed; the device's answer to its own request may still be on its way.
+        await options.answered?.(updated.id, deadline)
+        return updated
       }
     } catch (error) {
       if (!deadline.aborted) throw error

@@ -13,9 +13,9 @@ import type { RunningServer } from '../start-server.js'
 import { createRestClient } from '../client/rest-client.js'
 import type { RestClient } from '../client/rest-client.js'
 import { createSimulatedDevice } from '../client/simulated-device.js'
-import type { Behaviour } from '../client/simulated-device.js'
+import type { Behaviour, SimulatedDevice } from '../client/simulated-device.js'
 import { createDeviceHandle } from './device-handle.js'
-import type { DeviceHandle } from './device-handle.js'
+import type { DeviceHandle, DeviceHandleOptions } from './device-handle.js'
 import { deviceOfRequest } from './device-of-request.js'
 import { installFaults } from './faults.js'
 import type { Faults } from './faults.js'
@@ -47,7 +47,7 @@ export interface SimulateProps extends DeviceProps {
 
 /** A device answered by an in-process handler: a {@link DeviceHandle} that also answers commands. */
 export interface SimulatedDeviceHandle extends DeviceHandle {
-  /** Commands answered so far. */
+  /** Commands answered so far; `command()` resolves only once the device's answer is counted here. */
   readonly handled: number
   /** Stops answering (also done by `rig.close()`). */
   stop(): Promise<void>
@@ -135,7 +135,7 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
   const simulated: Array<{ stop: () => Promise<void> }> = []
   let closing: Promise<void> | undefined
 
-  async function device (id: string, props: DeviceProps = {}): Promise<DeviceHandle> {
+  async function device (id: string, props: DeviceProps = {}, answered?: DeviceHandleOptions['answered']): Promise<DeviceHandle> {
     const since = (await admin.info()).serverTimestamp
     await admin.putDevice(id, { name: props.name ?? id, data: props.data, networkId: props.networkId, deviceTypeId: props.deviceTypeId })
     const registered = await admin.request<{ networkId: number, deviceTypeId: number }>('GET', `/device/${encodeURIComponent(id)}`)
@@ -156,7 +156,8 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
       deviceTypeId: registered.deviceTypeId,
       admin,
       url: server.url,
-      webSocketUrl: info.webSocketServerUrl ?? ''
+      webSocketUrl: info.webSocketServerUrl ?? '',
+      answered
     })
     handles.push(handle)
     return handle
@@ -172,11 +173,13 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
     adminToken: tokens.accessToken,
     hub: server.hub,
     faults: faults!,
-    device,
+    device: (id, props) => device(id, props),
     async simulateDevice (id, behaviour, props = {}) {
       const { transport, ...deviceProps } = props
-      const handle = await device(id, deviceProps)
-      const sim = createSimulatedDevice({
+      // `command()` resolves once the device has its update's answer too: `handled` counts it then.
+      const answering: { sim?: SimulatedDevice } = {}
+      const handle = await device(id, deviceProps, (commandId, signal) => answering.sim?.whenAnswered(commandId, signal) ?? Promise.resolve())
+      const sim = answering.sim = createSimulatedDevice({
         client: handle.client,
         deviceId: id,
         behaviour,

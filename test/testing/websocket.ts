@@ -25,6 +25,20 @@ t.test('a simulated device over WebSocket answers, survives a cut connection and
   t.match(await bystander.command('ping', {}, { timeout: 3000 }), { status: 'completed' }, 'the other device kept its connection')
 })
 
+t.test('a WebSocket device whose update got no answer (the socket closed) answers the command again after the reconnect', async (t) => {
+  const rig = await createTestRig()
+  t.teardown(() => rig.close())
+  let calls = 0
+  const valve = await rig.simulateDevice('valve-1', () => {
+    // The first time, the connection drops before the device can send its update.
+    if (++calls === 1) rig.faults.disconnectWebSockets({ device: 'valve-1' })
+    return { open: true }
+  }, { transport: 'websocket' })
+  t.match(await valve.command('open', {}, { timeout: 5000 }), { status: 'completed', result: { open: true } })
+  t.equal(calls, 2, 'answered again on the new connection')
+  t.equal(valve.handled, 1, 'counted once')
+})
+
 t.test('WebSocket pushes dropped or delayed per device; an unscoped disconnect cuts all with 1006', async (t) => {
   const rig = await createTestRig()
   t.teardown(() => rig.close())

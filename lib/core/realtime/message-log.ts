@@ -6,9 +6,10 @@
  * `append` writes the row and announces it: on a PostgreSQL store with a bus that rides the
  * statement (the PostgreSQL doorbell) the write statement itself sends the NOTIFY (one round
  * trip; the store group-commits concurrent inserts); otherwise the row is written in a
- * transaction that publishes on the bus (notification inserts outside a caller's transaction
- * are group-committed here: one transaction, one clock step, one multi-row INSERT per batch, and
- * a failing batch is retried row by row).
+ * transaction that publishes on the bus. Writes outside a caller's transaction are
+ * group-committed here: notification inserts with one transaction, one clock step and one
+ * multi-row INSERT per batch; command inserts and updates with one transaction per batch (each
+ * its own clock step and statement, in call order). A failing batch is retried write by write.
  *
  * Where commits land out of stamp order (PostgreSQL with its bus), a {@link LogOrder} the
  * dialect builds (log-ordering.ts) holds the mark; elsewhere commits follow stamps and the mark is
@@ -20,6 +21,7 @@ import { createWriteCombiner } from '../write-combiner.js'
 import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
 import type { LogCursor } from './log-cursor.js'
 import type { MessageSelector } from './message-filter.js'
+import { createNewestStamps } from './newest-stamps.js'
 import type { CommandPatch, CommandRecord, NewCommand, NewNotification, NotificationRecord } from './message-records.js'
 
 /** One write to the log. */
@@ -98,12 +100,46 @@ export function messageEvent (kind: MessageKind, record: NotificationRecord | Co
 }
 
 /**
+ * Each device's newest stamp per kind where this log sees every message write (SQLite: one
+ * serving process per file, file-lock.ts, and this log is the one write path): a one-device poll
+ * re-polling from its newest cursor then costs no backlog read. A stamp is noted when its row is
+ * written, before its commit: noted and never committed (a rollback) costs a read, never an item.
+ */
+interface LocalNewest {
+  note(kind: MessageKind, record: NotificationRecord | CommandRecord): void
+  /** Every row committed before this process's writes was stamped at or below `clock` (a mark's). */
+  known(clock: number): void
+  /** Infinity until a mark was taken: below it nothing is known per device. */
+  newestFor(kind: MessageKind, deviceId: string): number
+}
+
+function createLocalNewest (): LocalNewest {
+  const newest = createNewestStamps()
+  let highest = 0
+  let floorKnown = false
+  return {
+    note (kind, record) {
+      const stamp = kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
+      highest = Math.max(highest, stamp)
+      newest.remember(kind, record.deviceId, stamp, highest)
+    },
+    known (clock) {
+      if (floorKnown) return
+      floorKnown = true
+      newest.forget(clock)
+    },
+    newestFor: (kind, deviceId) => floorKnown ? newest.newestFor(kind, deviceId) : Number.POSITIVE_INFINITY
+  }
+}
+
+/**
  * @example
  * const log = createMessageLog({ store, bus, clock, channel: undefined, order: undefined, onWritten: () => {} })
  * const row = await log.append({ kind: 'notification', input })
  */
 export function createMessageLog (options: MessageLogOptions): MessageLog {
   const { store, bus, clock, channel, order, onWritten } = options
+  const local = order === undefined && store.dialect === 'sqlite' ? createLocalNewest() : undefined
 
   /** Publishes inside `tx` (fires at its commit) and counts the write once it committed. */
   const publish = async (event: BusEvent & MessageEvent, tx: Store): Promise<void> => {
@@ -123,7 +159,10 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
 
   const combiner = createWriteCombiner((batch: NewNotification[]) => store.transaction(async (tx) => {
     const inserted = await tx.notifications.insertMany(batch, clock.now())
-    for (const row of inserted) await publish(messageEvent('notification', row), tx)
+    for (const row of inserted) {
+      local?.note('notification', row)
+      await publish(messageEvent('notification', row), tx)
+    }
     return inserted
   }), { maxBatch: MAX_BATCH })
 
@@ -135,6 +174,25 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     return target.commands.update(w.deviceId, w.id, w.patch, now, ring)
   }
 
+  /** Writes the row in `t` (a transaction) and publishes it there. */
+  const inTx = async (t: Store, w: LogWrite): Promise<NotificationRecord | CommandRecord | undefined> => {
+    const record = await write(t, w, undefined)
+    if (record !== undefined) {
+      local?.note(w.kind, record)
+      await publish(messageEvent(w.kind, record), t)
+    }
+    return record
+  }
+
+  // Command inserts and updates outside a caller's transaction are group-committed like
+  // notifications: one transaction (one commit flush) per batch, each write with its own clock
+  // step and statement, in call order. Each call still answers only after its batch committed.
+  const commandWrites = createWriteCombiner((batch: LogWrite[]) => store.transaction(async (tx) => {
+    const written: Array<NotificationRecord | CommandRecord | undefined> = []
+    for (const w of batch) written.push(await inTx(tx, w))
+    return written
+  }), { maxBatch: MAX_BATCH })
+
   const append = async (w: LogWrite, tx?: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
     const target = tx ?? store
     if (channel !== undefined && target.dialect === 'postgres') {
@@ -142,13 +200,8 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
       if (record !== undefined) rode(messageEvent(w.kind, record), tx)
       return record
     }
-    if (tx === undefined && w.kind === 'notification') return combiner.write(w.input)
-    const inTx = async (t: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
-      const record = await write(t, w, undefined)
-      if (record !== undefined) await publish(messageEvent(w.kind, record), t)
-      return record
-    }
-    return tx !== undefined ? inTx(tx) : store.transaction(inTx)
+    if (tx === undefined) return w.kind === 'notification' ? combiner.write(w.input) : commandWrites.write(w)
+    return inTx(tx, w)
   }
 
   const readAfter = (kind: MessageKind, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number): Promise<Array<NotificationRecord | CommandRecord>> => {
@@ -160,11 +213,18 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
   return {
     append: append as MessageLog['append'],
     async mark () {
-      if (order === undefined) return store.feed.position()
+      if (order === undefined) {
+        const position = await store.feed.position()
+        local?.known(position.clock)
+        return position
+      }
       await order.caughtUp()
       return order.mark()
     },
     readAfter: readAfter as MessageLog['readAfter'],
-    newestFor: (kind, deviceId) => order === undefined ? Number.POSITIVE_INFINITY : order.newestFor(kind, deviceId)
+    newestFor (kind, deviceId) {
+      if (order !== undefined) return order.newestFor(kind, deviceId)
+      return local === undefined ? Number.POSITIVE_INFINITY : local.newestFor(kind, deviceId)
+    }
   }
 }

@@ -36,7 +36,7 @@ import { createListenerSet } from '../../core/realtime/listener-set.js'
 import type { LogCursor } from '../../core/realtime/log-cursor.js'
 import type { LogOrder } from '../../core/realtime/message-log.js'
 import { createCatchUps } from './catch-ups.js'
-import { createNewestStamps } from './newest-stamps.js'
+import { createNewestStamps } from '../../core/realtime/newest-stamps.js'
 import type { DrawHorizon, StampOrder } from './stamp-order.js'
 
 export interface OrderedBusOptions {

@@ -4,9 +4,11 @@ import type { CommandRecord, CommandRepository } from '../../core/commands/comma
 import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
+import { createQueryTemplates } from '../query-templates.js'
 import { clockReading } from '../../core/realtime/client-timestamp.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, selectorWhere } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
+import type { QueryTemplates } from '../query-templates.js'
 
 export interface CommandRow {
   id: number
@@ -57,31 +59,34 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
  * statement with the clock step and the ring, pg-message-writes.ts); otherwise they take the
  * clock row's lock in a transaction.
  */
-export function createCommandRepository (db: Kysely<Database>, writes?: MessageWrites): CommandRepository {
+export function createCommandRepository (db: Kysely<Database>, writes?: MessageWrites, templates: QueryTemplates = createQueryTemplates()): CommandRepository {
   return {
     async insert (c, now, ring) {
       if (writes !== undefined) return writes.insertCommand(c, now, ring)
       return inTransaction(db, async (trx) => {
         // The clock first: its row lock orders concurrent writers (R9). The stamp is the
         // timestamp, a client's kept only when the clock can take it (issue #23).
-        const timestamp = await nextMessageTimestamp(trx, clockReading(c.timestamp, now))
-        const row = await messaging(trx).insertInto('commands').values({
-          command: c.command,
-          device_id: c.deviceId,
-          network_id: c.networkId,
-          device_type_id: c.deviceTypeId,
-          user_id: c.userId,
-          parameters: encodeJson(c.parameters),
-          lifetime: c.lifetime,
-          status: c.status,
-          result: encodeJson(c.result),
-          timestamp,
-          last_updated: timestamp,
-          is_updated: encodeBool(false),
-          clock_ts: timestamp,
-          stored_at: now,
-          device_key: currentDeviceKey(c.deviceId)
-        }).returningAll().executeTakeFirstOrThrow()
+        const timestamp = await nextMessageTimestamp(trx, clockReading(c.timestamp, now), 1, templates)
+        const values = [c.command, c.deviceId, c.networkId, c.deviceTypeId, c.userId, encodeJson(c.parameters), c.lifetime, c.status,
+          encodeJson(c.result), timestamp, encodeBool(false), now]
+        const [row] = await templates.run(trx, 'command-insert', (slot) => messaging(trx).insertInto('commands').values({
+          command: slot(0),
+          device_id: slot(1),
+          network_id: slot(2),
+          device_type_id: slot(3),
+          user_id: slot(4),
+          parameters: slot(5),
+          lifetime: slot(6),
+          status: slot(7),
+          result: slot(8),
+          timestamp: slot(9),
+          last_updated: slot(9),
+          is_updated: slot(10),
+          clock_ts: slot(9),
+          stored_at: slot(11),
+          device_key: currentDeviceKey(slot(1))
+        }).returningAll(), values)
+        if (row === undefined) throw new Error('a command insert returned no row')
         return toCommandRecord(row)
       })
     },
@@ -91,27 +96,30 @@ export function createCommandRepository (db: Kysely<Database>, writes?: MessageW
       return inTransaction(db, async (trx) => {
         // One statement finds and updates the row. A miss (no such command for this device)
         // still takes a stamp: an unused stamp is a gap in the clock, which no cursor minds.
-        const lastUpdated = await nextMessageTimestamp(trx, now)
-        const row = await messaging(trx).updateTable('commands').set({
-          ...(patch.status === undefined ? {} : { status: patch.status }),
-          ...(patch.result === undefined ? {} : { result: encodeJson(patch.result) }),
-          last_updated: lastUpdated,
-          is_updated: encodeBool(true),
-          stored_at: now
-        }).where('id', '=', id).where('device_id', '=', deviceId).where('device_key', '=', currentDeviceKey(deviceId))
-          .returningAll().executeTakeFirst()
+        const lastUpdated = await nextMessageTimestamp(trx, now, 1, templates)
+        const status = patch.status !== undefined
+        const result = patch.result !== undefined
+        // One template per shape of the patch.
+        const [row] = await templates.run(trx, `command-update:${Number(status)}${Number(result)}`, (slot) => messaging(trx).updateTable('commands').set({
+          ...(status ? { status: slot(0) } : {}),
+          ...(result ? { result: slot(1) } : {}),
+          last_updated: slot(2),
+          is_updated: slot(3),
+          stored_at: slot(4)
+        }).where('id', '=', slot(5)).where('device_id', '=', slot(6)).where('device_key', '=', currentDeviceKey(slot(6)))
+          .returningAll(), [patch.status, result ? encodeJson(patch.result) : undefined, lastUpdated, encodeBool(true), now, id, deviceId])
         return row === undefined ? undefined : toCommandRecord(row)
       })
     },
 
     async findById (id) {
-      const row = await messaging(db).selectFrom('commands').selectAll().where('id', '=', id).executeTakeFirst()
+      const [row] = await templates.run(db, 'command-by-id', (slot) => messaging(db).selectFrom('commands').selectAll().where('id', '=', slot(0)), [id])
       return row === undefined ? undefined : toCommandRecord(row)
     },
 
     async findForDevice (deviceId, id) {
-      const row = await messaging(db).selectFrom('commands').selectAll().where('id', '=', id).where('device_id', '=', deviceId)
-        .where('device_key', '=', currentDeviceKey(deviceId)).executeTakeFirst()
+      const [row] = await templates.run(db, 'command-for-device', (slot) => messaging(db).selectFrom('commands').selectAll()
+        .where('id', '=', slot(0)).where('device_id', '=', slot(1)).where('device_key', '=', currentDeviceKey(slot(1))), [id, deviceId])
       return row === undefined ? undefined : toCommandRecord(row)
     },
 

@@ -7,6 +7,7 @@ import { sql } from 'kysely'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
 import type { Database } from '../database.js'
+import type { QueryTemplates } from '../query-templates.js'
 
 export interface MessageClockTable {
   id: number
@@ -34,12 +35,15 @@ export function messaging (db: Kysely<Database>): Kysely<MessagingDatabase> {
  * @example
  * const ts = await nextMessageTimestamp(trx, Date.now())
  */
-export async function nextMessageTimestamp (db: Kysely<Database>, now: number, count = 1): Promise<number> {
-  const row = await messaging(db).updateTable('message_clock')
-    .set({ last_ts: sql<number>`case when last_ts + ${count} > ${now + count - 1} then last_ts + ${count} else ${now + count - 1} end` })
+export async function nextMessageTimestamp (db: Kysely<Database>, now: number, count = 1, templates?: QueryTemplates): Promise<number> {
+  const step = (step: unknown, floor: unknown) => messaging(db).updateTable('message_clock')
+    .set({ last_ts: sql<number>`case when last_ts + ${step} > ${floor} then last_ts + ${step} else ${floor} end` })
     .where('id', '=', 1)
     .returning('last_ts')
-    .executeTakeFirstOrThrow()
+  const row = templates === undefined
+    ? await step(count, now + count - 1).executeTakeFirst()
+    : (await templates.run(db, 'clock-step', (slot) => step(slot(0), slot(1)), [count, now + count - 1]))[0]
+  if (row === undefined) throw new Error('the message clock row is missing')
   return Number(row.last_ts)
 }
 

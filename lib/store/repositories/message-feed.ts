@@ -10,6 +10,8 @@ import type { FeedQuery, MessageFeedRepository } from '../../core/realtime/messa
 import { encodeBool } from '../codec.js'
 import type { Database } from '../database.js'
 import { messaging, selectorWhere } from './message-clock.js'
+import type { QueryTemplates } from '../query-templates.js'
+import { createQueryTemplates } from '../query-templates.js'
 import { toCommandRecord } from './commands.js'
 import { toNotificationRecord } from './notifications.js'
 
@@ -21,17 +23,16 @@ function unexpiredAt (now: number): RawBuilder<SqlBool> {
   return sql<SqlBool>`(lifetime is null or lifetime = 0 or is_updated = ${encodeBool(true)} or clock_ts + lifetime * 1000 >= ${now})`
 }
 
-export function createMessageFeedRepository (db: Kysely<Database>): MessageFeedRepository {
+export function createMessageFeedRepository (db: Kysely<Database>, templates: QueryTemplates = createQueryTemplates()): MessageFeedRepository {
   return {
     async position () {
-      const row = await messaging(db).selectFrom('message_clock')
+      const [row] = await templates.run(db, 'feed-position', () => messaging(db).selectFrom('message_clock')
         .select([
           sql<number | null>`(select max(id) from notifications)`.as('notification'),
           sql<number | null>`(select max(id) from commands)`.as('command'),
           'last_ts'
         ])
-        .where('id', '=', 1)
-        .executeTakeFirst()
+        .where('id', '=', 1), [])
       return { notification: Number(row?.notification ?? 0), command: Number(row?.command ?? 0), clock: Number(row?.last_ts ?? 0) }
     },
 

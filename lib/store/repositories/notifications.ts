@@ -6,6 +6,7 @@ import type { Database } from '../database.js'
 import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, selectorWhere } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
+import type { QueryTemplates } from '../query-templates.js'
 
 export interface NotificationRow {
   id: number
@@ -39,14 +40,14 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
  * clock step and the ring, pg-message-writes.ts); otherwise they take the clock row's lock in a
  * transaction.
  */
-export function createNotificationRepository (db: Kysely<Database>, writes?: MessageWrites): NotificationRepository {
+export function createNotificationRepository (db: Kysely<Database>, writes?: MessageWrites, templates?: QueryTemplates): NotificationRepository {
   return {
     async insert (n, now = Date.now(), ring) {
       if (writes !== undefined) return writes.insertNotification(n, now, ring)
       return inTransaction(db, async (trx) => {
         // The clock first: its row lock orders concurrent writers (R9). The stamp is the
         // timestamp, a client's kept only when the clock can take it (issue #23).
-        const timestamp = await nextMessageTimestamp(trx, clockReading(n.timestamp, now))
+        const timestamp = await nextMessageTimestamp(trx, clockReading(n.timestamp, now), 1, templates)
         const row = await messaging(trx).insertInto('notifications').values({
           notification: n.notification,
           device_id: n.deviceId,
@@ -67,7 +68,7 @@ export function createNotificationRepository (db: Kysely<Database>, writes?: Mes
       if (writes !== undefined) return writes.insertNotifications(list, now, ring)
       return inTransaction(db, async (trx) => {
         // One clock step for the batch: the stamps are last+1 .. last+n.
-        const last = await nextMessageTimestamp(trx, batchClockReading(list, now), list.length)
+        const last = await nextMessageTimestamp(trx, batchClockReading(list, now), list.length, templates)
         let next = last - list.length
         const rows = await messaging(trx).insertInto('notifications').values(list.map((n) => {
           const stamp = ++next

@@ -1,10 +1,10 @@
 /**
- * Per kind and device, the newest stamp the ordered bus released: a one-device reader whose
- * cursor is at or past it has nothing to read up to the mark (`LogOrder.newestFor`). Below the
- * floor (the mark of the last resynchronisation, or of a memory that started over) nothing is
- * known per device.
+ * Per kind and device, the newest stamp released (PostgreSQL's ordered bus) or written (the
+ * message log on SQLite): a one-device reader whose cursor is at or past it has nothing to read
+ * up to the mark (`MessageLog.newestFor`). Below the floor (a mark: the last resynchronisation's,
+ * the first one taken, or where a memory that filled up started over) nothing is known per device.
  */
-import type { MessageKind } from '../../core/realtime/bus.js'
+import type { MessageKind } from './bus.js'
 
 /** Devices remembered per kind before the memory starts over from the mark. */
 const MAX_DEVICES = 100_000
