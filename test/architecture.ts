@@ -142,6 +142,7 @@ const MODULE_STATE_ALLOWED: Record<string, string> = {
   'store/dialects/sqlite-driver.ts loaded': 'memo: the loaded driver module',
   'core/auth/token-id.ts ids': 'memo: the id of an immutable token payload',
   'core/auth/actions.ts expanded': 'memo: the expansion of an immutable claim',
+  'core/lenient-input.ts compiled': 'memo: the normaliser compiled from an immutable schema',
   'core/plugins/plugin-filter.ts parsedFilters': 'memo: a parsed filter text (bounded)'
 }
 

@@ -83,41 +83,89 @@ export interface NormaliseOptions {
   emptyIsNull?: boolean
 }
 
-function normaliseString (schema: InputSchema, value: string): unknown {
-  if (isOpen(schema) || names(schema, 'string')) return value
-  if (names(schema, 'boolean') && BOOLEAN.test(value)) return value.toLowerCase() === 'true'
-  if (names(schema, 'integer') && DIGITS.test(value)) {
-    const number = Number(value)
-    if (Number.isSafeInteger(number)) return number
-  }
+type Normaliser = (value: unknown) => unknown
+type StringRule = (value: string) => unknown
+
+const unchanged = <T>(value: T): T => value
+
+/** What a string becomes where `schema` is expected; decided once per schema node. */
+function compileString (schema: InputSchema): StringRule {
+  if (isOpen(schema) || names(schema, 'string')) return unchanged
+  const boolean = names(schema, 'boolean')
+  const integer = names(schema, 'integer')
   const list = branchFor(schema, 'array')
-  if (list !== undefined) return [list.items === undefined ? value : normaliseString(list.items, value)]
-  return value
+  const item = list === undefined ? undefined : list.items === undefined ? unchanged : compileString(list.items)
+  return (value) => {
+    if (boolean && BOOLEAN.test(value)) return value.toLowerCase() === 'true'
+    if (integer && DIGITS.test(value)) {
+      const number = Number(value)
+      if (Number.isSafeInteger(number)) return number
+    }
+    if (item !== undefined) return [item(value)]
+    return value
+  }
 }
 
-function normaliseObject (schema: InputSchema, value: Record<string, unknown>, options: NormaliseOptions): Record<string, unknown> {
-  const properties = schema.properties ?? {}
-  const required = schema.required ?? []
-  const result: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value)) {
-    const property = properties[key]
-    if (property === undefined) {
-      result[key] = item
-      continue
-    }
-    // Where no string is expected, "" is null: in a query string always, in a body where the
-    // field may be null, over REST and WebSocket alike (issue #23; Ajv's coercion read it so).
-    const empty = item === '' && !isOpen(property) && !names(property, 'string') &&
-      (options.emptyIsNull === true || names(property, 'null'))
-    const given = empty ? null : item
-    if (given === null && !required.includes(key)) continue
-    result[key] = normalise(property, given, options)
-  }
-  return result
+interface PropertyRule {
+  /** "" counts as null here (see normaliseObject's rule). */
+  emptyIsNull: boolean
+  required: boolean
+  normalise: Normaliser
 }
+
+function compileObject (schema: InputSchema, options: NormaliseOptions): (value: Record<string, unknown>) => Record<string, unknown> {
+  const required = schema.required ?? []
+  // Only the schema's own declared properties (never an inherited name such as `constructor`).
+  const rules = new Map<string, PropertyRule>()
+  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+    rules.set(key, {
+      // Where no string is expected, "" is null: in a query string always, in a body where the
+      // field may be null, over REST and WebSocket alike (issue #23; Ajv's coercion read it so).
+      emptyIsNull: !isOpen(property) && !names(property, 'string') && (options.emptyIsNull === true || names(property, 'null')),
+      required: required.includes(key),
+      normalise: compile(property, options)
+    })
+  }
+  return (value) => {
+    const result: Record<string, unknown> = {}
+    for (const key of Object.keys(value)) {
+      const item = value[key]
+      const rule = rules.get(key)
+      if (rule === undefined) {
+        result[key] = item
+        continue
+      }
+      const given = item === '' && rule.emptyIsNull ? null : item
+      if (given === null && !rule.required) continue
+      result[key] = rule.normalise(given)
+    }
+    return result
+  }
+}
+
+/** The rules for values where `schema` is expected, as one function built from the schema once. */
+function compile (schema: InputSchema, options: NormaliseOptions): Normaliser {
+  const string = compileString(schema)
+  const list = branchFor(schema, 'array')
+  const items = list?.items === undefined ? undefined : compile(list.items, options)
+  const objectSchema = branchFor(schema, 'object')
+  const object = objectSchema === undefined ? undefined : compileObject(objectSchema, options)
+  return (value) => {
+    if (typeof value === 'string') return string(value)
+    if (Array.isArray(value)) return items === undefined ? value : value.map((item) => items(item))
+    if (value !== null && typeof value === 'object') return object === undefined ? value : object(value as Record<string, unknown>)
+    return value
+  }
+}
+
+// A memo cache: the normaliser compiled from an immutable schema object (the routes' and the
+// WebSocket actions' schemas, a fixed set), per spelling of empty values.
+const compiled = new WeakMap<object, { body?: Normaliser, query?: Normaliser }>()
 
 /**
  * Returns `value` with the R12 rules applied as `schema` describes it; the input is not changed.
+ * What the schema asks for is worked out once per schema object and remembered, so a request
+ * only walks its own value.
  *
  * @example
  * normaliseInput(TokenCreateBody, { userId: '2', actions: 'GetDevice', networkIds: null })
@@ -126,20 +174,9 @@ function normaliseObject (schema: InputSchema, value: Record<string, unknown>, o
  * normaliseInput(ListQuery, { take: '', name: '' }, { emptyIsNull: true }) // { name: '' }
  */
 export function normaliseInput (schema: object, value: unknown, options: NormaliseOptions = {}): unknown {
-  return normalise(schema as InputSchema, value, options)
-}
-
-function normalise (schema: InputSchema, value: unknown, options: NormaliseOptions): unknown {
-  if (typeof value === 'string') return normaliseString(schema, value)
-  if (Array.isArray(value)) {
-    const list = branchFor(schema, 'array')
-    if (list?.items === undefined) return value
-    const items = list.items
-    return value.map((item) => normalise(items, item, options))
-  }
-  if (value !== null && typeof value === 'object') {
-    const object = branchFor(schema, 'object')
-    return object === undefined ? value : normaliseObject(object, value as Record<string, unknown>, options)
-  }
-  return value
+  let entry = compiled.get(schema)
+  if (entry === undefined) compiled.set(schema, entry = {})
+  const spelling = options.emptyIsNull === true ? 'query' : 'body'
+  const normalise = entry[spelling] ??= compile(schema as InputSchema, options)
+  return normalise(value)
 }

@@ -20,10 +20,35 @@ export function formatTimestamp (ms: number): string {
   // Any stored value is readable (issue #16): out-of-range or non-finite values are clamped to
   // what a Date can hold instead of throwing.
   const safe = Number.isFinite(ms) ? Math.max(-MAX_DATE_MS, Math.min(MAX_DATE_MS, ms)) : (ms > 0 ? MAX_DATE_MS : -MAX_DATE_MS)
+  // Every view carries timestamps: the years 1970-9999 are spelled by arithmetic, without a
+  // Date and its ISO string (a fifth of the time); others as Date spells them.
+  if (safe >= 0 && safe < YEAR_10000_MS) return formatModern(Math.floor(safe))
   return new Date(safe).toISOString().slice(0, 23)
 }
 
 const MAX_DATE_MS = 8_640_000_000_000_000
+const YEAR_10000_MS = 253_402_300_800_000
+const DAY_MS = 86_400_000
+const TWO_DIGITS: readonly string[] = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'))
+
+/** `yyyy-MM-ddTHH:mm:ss.SSS` of a whole `ms` in 0 .. 9999-12-31T23:59:59.999 (Hinnant's civil-from-days). */
+function formatModern (ms: number): string {
+  const days = Math.floor(ms / DAY_MS)
+  const inDay = ms - days * DAY_MS
+  const z = days + 719_468
+  const era = Math.floor(z / 146_097)
+  const dayOfEra = z - era * 146_097
+  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365)
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100))
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153)
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+  const millis = inDay % 1000
+  const seconds = Math.floor(inDay / 1000)
+  return `${year}-${TWO_DIGITS[month]!}-${TWO_DIGITS[day]!}T${TWO_DIGITS[Math.floor(seconds / 3600)]!}:` +
+    `${TWO_DIGITS[Math.floor(seconds / 60) % 60]!}:${TWO_DIGITS[seconds % 60]!}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}`
+}
 
 export function formatNullableTimestamp (ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : formatTimestamp(ms)

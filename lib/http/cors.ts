@@ -10,7 +10,9 @@ export const CORS_HEADERS = {
 } as const
 
 export function installCors (app: FastifyInstance): void {
-  app.addHook('onRequest', async (_request, reply) => {
+  // A callback hook: it runs for every request, and has nothing to wait for.
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(CORS_HEADERS)
+    done()
   })
 }

@@ -37,10 +37,20 @@ export async function initialisedWithin (hub: DeviceHub, waitMs: number): Promis
  * installAuthHook(instance, hub)
  */
 export function installReadinessGate (instance: FastifyInstance, hub: DeviceHub, waitMs = DEFAULT_STARTUP_WAIT_MS): void {
-  instance.addHook('onRequest', async (request, reply) => {
-    if (hub.initialised || request.routeOptions.config.servedWhileStarting === true) return
-    if (await initialisedWithin(hub, waitMs)) return
-    reply.header('retry-after', '1')
-    return sendError(reply, 503, STARTING_MESSAGE)
+  // A callback hook: once the hub is up (every request but the first few), it passes without a
+  // promise. A hook that answers itself does not call done().
+  instance.addHook('onRequest', (request, reply, done) => {
+    if (hub.initialised || request.routeOptions.config.servedWhileStarting === true) {
+      done()
+      return
+    }
+    initialisedWithin(hub, waitMs).then((ready) => {
+      if (ready) {
+        done()
+        return
+      }
+      reply.header('retry-after', '1')
+      sendError(reply, 503, STARTING_MESSAGE)
+    }, done)
   })
 }

@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAbortHookHandler, onRequestHookHandler, onResponseHookHandler } from 'fastify'
 import type { Registry } from 'prom-client'
 import { Counter } from 'prom-client'
+import { routeHooks } from './route-hooks.js'
 
 /**
  * Adds the hooks and the counter to `app`'s requests.
@@ -78,14 +79,10 @@ export function installRouteCpu (app: FastifyInstance, registry: Registry): void
       finish(request)
       done()
     }
-    route.onRequest = [start, ...hooks(route.onRequest)]
-    route.onResponse = [...hooks(route.onResponse), end]
-    route.onRequestAbort = [...hooks(route.onRequestAbort), abort]
+    route.onRequest = [start, ...routeHooks(route.onRequest)]
+    route.onResponse = [...routeHooks(route.onResponse), end]
+    route.onRequestAbort = [...routeHooks(route.onRequestAbort), abort]
   })
-}
-
-function hooks<T> (declared: T | T[] | undefined): T[] {
-  return declared === undefined ? [] : Array.isArray(declared) ? declared : [declared]
 }
 
 function cpuMicros (): number {

@@ -16,9 +16,10 @@
  */
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
-import type { FastifyInstance, FastifySchema, FastifySchemaValidationError } from 'fastify'
+import type { FastifyInstance, FastifySchema, FastifySchemaValidationError, preValidationHookHandler } from 'fastify'
 import { normaliseInput } from '../core/lenient-input.js'
 import { NUMBER_NOT_FINITE } from '../core/validation.js'
+import { routeHooks } from './route-hooks.js'
 import { ErrorBody } from './schemas.js'
 
 type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null }
@@ -53,16 +54,26 @@ export function installValidator (app: FastifyInstance): void {
     return wrapped
   })
   // Normalising never rejects, so its place relative to the action check changes no answer.
-  app.addHook('preValidation', async (request) => {
-    const schema = request.routeOptions.schema
-    if (schema === undefined) return
+  // Each route with a schema gets its own hook (route-hooks.ts): no `request.routeOptions`
+  // object per request, nothing run for routes without one. The schema object is the one the
+  // route will use (Fastify normalises it in place after onRoute), read when a request comes.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema
+    if (schema === undefined || (schema.body === undefined && schema.querystring === undefined && !('query' in schema))) return
+    route.preValidation = [normaliser(schema), ...routeHooks(route.preValidation)]
+  })
+}
+
+function normaliser (schema: FastifySchema): preValidationHookHandler {
+  return (request, _reply, done) => {
     if (schema.body !== undefined && request.body !== undefined && request.body !== null) {
       request.body = normaliseInput(schema.body as object, request.body)
     }
     if (schema.querystring !== undefined && request.query !== undefined) {
       request.query = normaliseInput(schema.querystring as object, request.query, { emptyIsNull: true })
     }
-  })
+    done()
+  }
 }
 
 export function installSerializer (app: FastifyInstance): void {

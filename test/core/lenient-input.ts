@@ -21,6 +21,11 @@ t.test('a null in an optional property is the property left out', async (t) => {
     { count: 1, required: null }, 'required properties keep their null, so the schema still sees it')
   t.same(normaliseInput(Body, { nested: { inner: null } }), { nested: {} }, 'at any depth')
   t.same(normaliseInput(Body, { unknown: null }), { unknown: null }, 'properties the schema does not describe are left alone')
+  t.same(normaliseInput(Body, { constructor: null, toString: '' }), { constructor: null, toString: '' },
+    'names every object inherits are not declared properties either')
+  const input = { count: '1', required: 'x' }
+  t.same(normaliseInput(Body, input), { count: 1, required: 'x' }, 'the same schema again: its remembered rules')
+  t.same(input, { count: '1', required: 'x' }, 'the input is not changed')
 })
 
 t.test('a single string where a list is expected is a list of one', async (t) => {

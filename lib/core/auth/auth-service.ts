@@ -170,10 +170,12 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       if (principal.kind === 'user') await touchLastLogin(principal.user)
     },
 
-    async authenticate (token) {
-      const result = await verifyAccessToken(token)
-      if ('principal' in result) return result.principal
-      throw unauthorized(result.failure === 'expired' ? 'Token expired' : Messages.unauthorized)
+    authenticate (token) {
+      // Every REST request with a token passes here: one promise, not an async wrapper around one.
+      return verifyAccessToken(token).then((result) => {
+        if ('principal' in result) return result.principal
+        throw unauthorized(result.failure === 'expired' ? 'Token expired' : Messages.unauthorized)
+      })
     },
 
     async login (login, password, client) {
@@ -346,8 +348,17 @@ function createTokenChecks ({ store, jwt, clock }: Pick<AuthServiceOptions, 'sto
     }
   }
 
-  async function assignmentsOf (user: UserRecord): Promise<{ networkIds: number[], deviceTypeIds: number[] }> {
+  /**
+   * The assignments the principal needs: none to read for an administrator with every device
+   * type (the usual administrator), answered without a promise; else read from the store.
+   */
+  function assignmentsOf (user: UserRecord): Assignments | Promise<Assignments> {
     const admin = user.role === UserRole.Administrator
+    if (admin && user.allDeviceTypesAvailable) return { networkIds: [], deviceTypeIds: [] }
+    return readAssignments(user, admin)
+  }
+
+  async function readAssignments (user: UserRecord, admin: boolean): Promise<Assignments> {
     return {
       networkIds: admin ? [] : await store.users.networkIds(user.id),
       deviceTypeIds: user.allDeviceTypesAvailable ? [] : await store.users.deviceTypeIds(user.id)
@@ -389,7 +400,8 @@ function createTokenChecks ({ store, jwt, clock }: Pick<AuthServiceOptions, 'sto
       if ((payload.v ?? 0) !== user.tokenVersion && (user.keptToken === undefined || user.keptToken !== tokenId(payload))) {
         return { failure: 'subject' }
       }
-      return { principal: userPrincipal(token, payload, user, await assignmentsOf(user)) }
+      const assignments = assignmentsOf(user)
+      return { principal: userPrincipal(token, payload, user, assignments instanceof Promise ? await assignments : assignments) }
     }
     if (payload.tpc === '') return { failure: 'subject' }
     const plugin = await store.plugins.findByTopic(payload.tpc)

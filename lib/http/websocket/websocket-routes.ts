@@ -103,7 +103,9 @@ export function installWebSocketRoute (instance: FastifyInstance, path: string, 
       if (header.length <= 6 || !header.startsWith('Bearer')) throw unauthorized()
       const token = header.slice(6).trim()
       if (token === '') throw unauthorized()
-      request.setDecorator<UpgradeAuth>(UPGRADE_AUTH, { principal: await hub.tokens.authenticate(token), token })
+      // Under the REST base the REST auth hook has already resolved this header: not again.
+      const principal = request.principal ?? await hub.tokens.authenticate(token)
+      request.setDecorator<UpgradeAuth>(UPGRADE_AUTH, { principal, token })
     }
   }, (socket, request) => {
     const auth = request.getDecorator<UpgradeAuth>(UPGRADE_AUTH)

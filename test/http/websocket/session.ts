@@ -91,6 +91,21 @@ t.test('a bearer header on the upgrade authenticates the session; a bad one refu
   const h = await createTestApp(t)
   const ws = await connect(t, h, { token: h.adminToken })
   t.equal((await ws.request({ action: 'user/getCurrent' })).status, 'success')
+  // Under the REST base the REST auth hook resolves the header; the upgrade does not again.
+  let verified = 0
+  const authenticate = h.hub.tokens.authenticate.bind(h.hub.tokens)
+  h.hub.tokens.authenticate = async (token) => {
+    verified++
+    return await authenticate(token)
+  }
+  for (const [path, times] of [['/api/rest/websocket', 1], ['/api/websocket', 1]] as const) {
+    verified = 0
+    const viaRest = await connect(t, h, { token: h.adminToken, path })
+    t.equal((await viaRest.request({ action: 'user/getCurrent' })).status, 'success', path)
+    t.equal(verified, times, `${path}: the bearer header is verified once`)
+    await viaRest.close()
+  }
+  h.hub.tokens.authenticate = authenticate
   for (const path of ['/api/websocket', '/api/rest/websocket']) {
     const address = h.app.server.address()
     const port = typeof address === 'object' && address !== null ? address.port : 0
