@@ -52,13 +52,24 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
   const subscribes = new Map<number, string[]>()
   const unsubscribes = new Map<number, number>()
 
-  const send = (packet: Packet, callback?: () => void): boolean => {
+  let corked = false
+  /** Packets written in one turn leave together (as mqtt-packet's writeToStream does): no TCP segment per PUBACK. */
+  const write = (bytes: Buffer, callback?: () => void): boolean => {
     if (outer.destroyed || outer.writableEnded) {
       callback?.()
       return true
     }
-    return outer.write(mqttPacket.generate(packet, { protocolVersion: 5 }), () => callback?.())
+    if (!corked) {
+      corked = true
+      outer.cork()
+      process.nextTick(() => {
+        corked = false
+        outer.uncork()
+      })
+    }
+    return outer.write(bytes, () => callback?.())
   }
+  const send = (packet: Packet, callback?: () => void): boolean => write(mqttPacket.generate(packet, { protocolVersion: 5 }), callback)
 
   /** Ends the connection: the last packet written flushes, then the stream goes (at the latest after LINGER_MS). */
   const end = (): void => {
@@ -152,7 +163,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     } else if (packet.cmd === 'publish') {
       const bytes = mqttPacket.generate(clientPacket(packet), { protocolVersion: 5 })
       // Larger than the client takes: not sent (MQTT 5 §3.1.2.11.4), as if delivered.
-      if (bytes.length <= connect.maxPacket && !outer.destroyed && !outer.writableEnded) outer.write(bytes)
+      if (bytes.length <= connect.maxPacket) write(bytes)
     } else {
       send(clientPacket(packet, unsubscribes.get(id)))
       if (packet.cmd === 'unsuback') unsubscribes.delete(id)
