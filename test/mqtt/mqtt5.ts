@@ -244,3 +244,31 @@ t.test('malformed or unsupported MQTT 5 input closes that connection, never the 
   const client = await connectMqtt(t, h.url, v5(login))
   t.equal((await request(client, { action: 'server/info' })).status, 'success')
 })
+
+t.test('maxKeepAliveSeconds: the CONNACK imposes a server keep alive instead of refusing', async (t) => {
+  const h = await startMqttHarness(t, { maxKeepAliveSeconds: 30 })
+  for (const keepalive of [0, 600]) {
+    const client = mqtt.connect(h.url, v5({ ...login, keepalive, reconnectPeriod: 0 }))
+    t.teardown(() => client.endAsync(true))
+    const connack = new Promise<Packet>((resolve) => client.once('packetreceive', resolve))
+    await new Promise((resolve) => client.once('connect', resolve))
+    t.match(await connack, { reasonCode: 0, properties: { serverKeepAlive: 30 } }, `keep-alive ${keepalive}`)
+  }
+  const within = mqtt.connect(h.url, v5({ ...login, keepalive: 20, reconnectPeriod: 0 }))
+  t.teardown(() => within.endAsync(true))
+  const connack = new Promise<Packet>((resolve) => within.once('packetreceive', resolve))
+  await new Promise((resolve) => within.once('connect', resolve))
+  t.notOk((await connack as { properties?: { serverKeepAlive?: number } }).properties?.serverKeepAlive, 'a keep-alive within the limit is the client\'s')
+})
+
+t.test('QoS 2 requests; a QoS 2 publish outside dh/ is refused in its PUBREC', async (t) => {
+  const h = await startMqttHarness(t)
+  const client = await connectMqtt(t, h.url, v5({ username: 'token', password: h.adminToken }))
+  const topic = `dh/response/user/getCurrent@${client.options.clientId}`
+  await client.subscribeAsync(topic)
+  const reply = nextMessage(client, (name) => name === topic)
+  await client.publishAsync('dh/request', JSON.stringify({ action: 'user/getCurrent', requestId: 'q2' }), { qos: 2 })
+  t.match((await reply).payload, { status: 'success', requestId: 'q2', current: { login: ADMIN.login } })
+  await t.rejects(client.publishAsync('elsewhere/x', 'x', { qos: 2 }), { code: 0x87 }, 'PUBREC 0x87 outside dh/')
+  t.ok(client.connected)
+})
