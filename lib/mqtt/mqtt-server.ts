@@ -26,6 +26,7 @@ import { readProtocolLevel } from './protocol-level.js'
 import type { Mqtt5Connection } from './mqtt5-front-end.js'
 import { createMqtt5FrontEnd } from './mqtt5-front-end.js'
 import { REASON } from './mqtt5-reason-codes.js'
+import { CLOSING } from './websocket-duplex.js'
 import { initialisedWithin } from '../http/readiness-gate.js'
 
 export interface MqttServerOptions {
@@ -130,6 +131,8 @@ function byProtocol (stream: Duplex, limits: MqttLimits, mqtt5: Map<object, Mqtt
     const front = createMqtt5FrontEnd(stream, { maxPacketBytes: limits.maxPacketBytes, maxKeepAliveSeconds: limits.maxKeepAliveSeconds, receiveMaximum: limits.maxInflightInbound })
     mqtt5.set(front.inner, front)
     front.inner.once('close', () => mqtt5.delete(front.inner))
+    // Over WebSocket, the shutdown closes the socket before this server's close() runs.
+    stream.once(CLOSING, () => void front.disconnect(REASON.serverShuttingDown, 'Server shutting down'))
     serve(front.inner)
   })
 }
