@@ -127,9 +127,9 @@ export function brokerPacket (packet: Packet): Inbound {
     case 'publish': {
       if (packet.properties?.topicAlias !== undefined) return { refused: REASON.topicAliasInvalid, reason: 'Topic aliases are not supported (topic alias maximum 0)' }
       if (!packet.topic.startsWith('dh/')) {
-        const refusal = { messageId: packet.messageId, reasonCode: REASON.notAuthorized, properties: { reasonString: OUTSIDE_DH } }
         if (packet.qos === 0) return { refused: REASON.notAuthorized, reason: OUTSIDE_DH }
-        return { answer: { cmd: packet.qos === 1 ? 'puback' : 'pubrec', ...refusal } }
+        // No reason string: a client may have asked for none outside DISCONNECT (request problem information 0).
+        return { answer: { cmd: packet.qos === 1 ? 'puback' : 'pubrec', messageId: packet.messageId, reasonCode: REASON.notAuthorized } }
       }
       const { topic, payload, qos, retain, dup, messageId } = packet
       return { packet: { cmd: 'publish', topic, payload, qos, retain, dup, ...(qos > 0 ? { messageId } : {}) } }
