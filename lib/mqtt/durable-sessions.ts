@@ -47,8 +47,10 @@ export interface DurableSessions {
    * aedes `preConnect`: keeps what the client asked for and tells aedes the session is clean, so
    * that aedes holds no session state of its own (no subscriptions, no outgoing messages to
    * resend: those would duplicate what the store resumes, and be lost on a restart).
+   * `startsFresh`: a persistent session that discards the stored one first (MQTT 5 clean start
+   * with a session expiry).
    */
-  preConnect(client: object, packet: { clean?: boolean }): void
+  preConnect(client: object, packet: { clean?: boolean }, startsFresh?: boolean): void
   /**
    * After CONNECT authenticated the client, before the CONNACK: a clean session forgets what was
    * stored for (user, client id); a persistent one re-opens its stored subscriptions (their
@@ -95,8 +97,8 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
   const { store, logger } = options
   const now = options.now ?? Date.now
   const states = new WeakMap<DurableTarget, SessionState>()
-  /** The clean-session flag each connecting client asked for (aedes is always told "clean"). */
-  const requested = new WeakMap<object, boolean>()
+  /** The session each connecting client asked for (aedes is always told "clean"). */
+  const requested = new WeakMap<object, 'clean' | 'resume' | 'fresh'>()
   /**
    * Store writes per (user, client id), chained: a reconnect on this instance reads the cursor
    * only after the acknowledgements of the connection before it are written.
@@ -137,26 +139,26 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
   }
 
   return {
-    preConnect (client, packet) {
-      requested.set(client, packet.clean !== false)
+    preConnect (client, packet, startsFresh = false) {
+      requested.set(client, packet.clean !== false ? 'clean' : startsFresh ? 'fresh' : 'resume')
       packet.clean = true
     },
 
     async open (session, client) {
-      const clean = requested.get(client) ?? true
+      const asked = requested.get(client) ?? 'clean'
       const principal = session.principal
       if (principal?.kind !== 'user') return false
       const userId = principal.user.id
       const key = { userId, clientId: session.clientId }
       await writes.get(keyText(key))
-      if (clean) {
-        // [MQTT-3.1.2-6]: a clean session discards any previous one.
+      if (asked !== 'resume') {
+        // [MQTT-3.1.2-6]: a clean session discards any previous one (MQTT 5: a clean start does).
         await store.mqttSessions.clear(key)
-        return false
       }
+      if (asked === 'clean') return false
       const state: SessionState = { key, inFlight: [], topics: new Set() }
       states.set(session, state)
-      return restore(session, state)
+      return asked === 'fresh' ? false : restore(session, state)
     },
 
     subscribed (session, topic, qos) {

@@ -22,6 +22,11 @@ import { parseTelemetryTopic, parseTopic } from './mqtt-topics.js'
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
+import { readProtocolLevel } from './protocol-level.js'
+import type { Mqtt5Connection } from './mqtt5-front-end.js'
+import { createMqtt5FrontEnd } from './mqtt5-front-end.js'
+import { REASON } from './mqtt5-reason-codes.js'
+import { CLOSING } from './websocket-duplex.js'
 import { initialisedWithin } from '../http/readiness-gate.js'
 
 export interface MqttServerOptions {
@@ -114,6 +119,25 @@ function authorizeSubscribe (sessions: Sessions, logger: FastifyBaseLogger, clie
 }
 
 /**
+ * Hands `stream` to `serve` once its CONNECT says which MQTT it speaks: as it is for 3.1 and
+ * 3.1.1 (aedes' own), through an MQTT 5 front end (kept in `mqtt5` while open) for MQTT 5.
+ */
+function byProtocol (stream: Duplex, limits: MqttLimits, mqtt5: Map<object, Mqtt5Connection>, serve: (stream: Duplex) => void): void {
+  readProtocolLevel(stream, limits.connectTimeoutMs, (level) => {
+    if (level !== 5) {
+      serve(stream)
+      return
+    }
+    const front = createMqtt5FrontEnd(stream, { maxPacketBytes: limits.maxPacketBytes, maxKeepAliveSeconds: limits.maxKeepAliveSeconds, receiveMaximum: limits.maxInflightInbound })
+    mqtt5.set(front.inner, front)
+    front.inner.once('close', () => mqtt5.delete(front.inner))
+    // Over WebSocket, the shutdown closes the socket before this server's close() runs.
+    stream.once(CLOSING, () => void front.disconnect(REASON.serverShuttingDown, 'Server shutting down'))
+    serve(front.inner)
+  })
+}
+
+/**
  * @example
  * const mqtt = await createMqttServer({ hub, logger: app.log, restServerUrl: () => 'http://127.0.0.1:8080/api/rest' })
  * await mqtt.listen(1883, '127.0.0.1')
@@ -126,6 +150,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const durable = createDurableSessions({ store: hub.store, logger })
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
+  /** MQTT 5 connections, by the stream aedes serves (mqtt5-front-end.ts). */
+  const mqtt5 = new Map<object, Mqtt5Connection>()
   const live = new Set<MqttSession>()
   let lastSubscriptionId = 0
   const nextSubscriptionId = (): number => {
@@ -155,6 +181,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       principal,
       token: auth.kind === 'authenticated' ? auth.token : undefined,
       sent: (message) => durable.sent(session, message),
+      disconnect: (reasonCode, reason) => void mqtt5.get(client.conn)?.disconnect(reasonCode, reason),
       onRelease: (released) => live.delete(released)
     })
     live.add(session)
@@ -176,7 +203,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     keepaliveLimit: limits.maxKeepAliveSeconds,
     maxClientsIdLength: limits.maxClientIdLength,
     preConnect (client, packet, done) {
-      durable.preConnect(client, packet)
+      durable.preConnect(client, packet, mqtt5.get(client.conn)?.startsFresh === true)
       done(null, true)
     },
     authenticate (client, username, password, done) {
@@ -219,14 +246,24 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       stream.destroy()
       return
     }
-    if (address !== undefined) addresses.set(stream, address)
     connections.add(stream)
     stream.once('close', () => connections.delete(stream))
-    const client = broker.handle(stream, request)
-    if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn('mqtt: the packet size limit is not enforced (unexpected aedes parser)')
+    const named = address ?? (stream as Partial<Socket>).remoteAddress
+    byProtocol(stream, limits, mqtt5, (served) => {
+      if (closing !== undefined) {
+        stream.destroy()
+        return
+      }
+      if (named !== undefined) addresses.set(served, named)
+      const client = broker.handle(served, request)
+      if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn('mqtt: the packet size limit is not enforced (unexpected aedes parser)')
+    })
   }
 
   async function close (): Promise<void> {
+    // MQTT 5 clients are told why (3.1.1 ones see the connection close).
+    const farewells = [...mqtt5.values()].map((front) => front.disconnect(REASON.serverShuttingDown, 'Server shutting down'))
+    await Promise.race([Promise.all(farewells), new Promise((resolve) => setTimeout(resolve, 500).unref())])
     await new Promise<void>((resolve) => broker.close(() => resolve()))
     for (const connection of connections) connection.destroy()
     // Acknowledgements already received are written before the store closes.

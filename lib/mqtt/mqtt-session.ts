@@ -28,6 +28,7 @@ import { pausableClient } from './client-pause.js'
 import { ownerOf } from './mqtt-auth.js'
 import { pushTopic, responseTopic, subscriptionOf } from './mqtt-topics.js'
 import { createRecentKeys } from './recent-keys.js'
+import { REASON } from './mqtt5-reason-codes.js'
 
 /** Where an unreadable request (bad JSON, too deep, no action) is answered. */
 export const ERROR_ACTION = 'error'
@@ -48,6 +49,8 @@ export interface MqttSessionOptions {
   sent?: (message: SentMessage) => void
   /** Called once when the session is released (the server's count of live sessions). */
   onRelease?: (session: MqttSession) => void
+  /** Before the server closes the connection: an MQTT 5 client's DISCONNECT (mqtt5-front-end.ts). */
+  disconnect?: (reasonCode: number, reason: string) => void
 }
 
 interface Subscription {
@@ -95,10 +98,10 @@ export class MqttSession implements ActionSession {
     const gate = pausableClient(options.client)
     this.queue = createFrameQueue({
       maxPending: options.limits.maxPendingRequests,
-      onOverflow: () => this.cutOff('too many pending requests'),
+      onOverflow: () => this.cutOff('too many pending requests', REASON.messageRateTooHigh),
       onError: (error) => {
         options.logger.error({ err: error }, 'mqtt request failed')
-        this.cutOff('request handling failed')
+        this.cutOff('request handling failed', REASON.implementationSpecificError)
       },
       // Backpressure: reading from the connection pauses while much is queued.
       pause: () => gate.pause(),
@@ -106,7 +109,7 @@ export class MqttSession implements ActionSession {
     })
     if (this.principal === undefined) {
       this.authTimer = setTimeout(() => {
-        if (this.principal === undefined) this.cutOff('authentication timeout')
+        if (this.principal === undefined) this.cutOff('authentication timeout', REASON.notAuthorized)
       }, options.limits.authTimeoutMs)
       this.authTimer.unref()
     }
@@ -137,7 +140,7 @@ export class MqttSession implements ActionSession {
     if (this.closed) return
     const read = readFrame(payload, { maxBytes: this.options.limits.maxPacketBytes })
     if (read.kind === 'too-big') {
-      this.cutOff('request too big')
+      this.cutOff('request too big', REASON.packetTooLarge)
       return
     }
     this.queue.push(read.bytes, async () => {
@@ -340,7 +343,7 @@ export class MqttSession implements ActionSession {
         // The user's rights changed: the session's principal is stale. Disconnecting makes the
         // client connect again, authenticate and subscribe under its new rights.
         this.options.logger.info({ clientId: this.clientId }, 'mqtt session revoked')
-        this.cutOff(error.message)
+        this.cutOff(error.message, REASON.notAuthorized)
         return
       }
       this.options.logger.error({ err: error }, 'mqtt subscription failed')
@@ -395,7 +398,7 @@ export class MqttSession implements ActionSession {
     const { client } = this.options
     const buffered = (client.conn as { writableLength?: number }).writableLength ?? 0
     if (buffered + payload.length > this.options.limits.maxBufferedBytes) {
-      this.cutOff('outbound buffer full')
+      this.cutOff('outbound buffer full', REASON.quotaExceeded)
       return
     }
     if (qos === 1) this.options.sent?.(carries)
@@ -404,11 +407,15 @@ export class MqttSession implements ActionSession {
     })
   }
 
-  /** Ends the session and its connection (MQTT 3.1.1 has no server DISCONNECT: the connection closes). */
-  cutOff (reason: string): void {
+  /**
+   * Ends the session and its connection: an MQTT 5 client gets a DISCONNECT with `reasonCode`
+   * first; MQTT 3.1.1 has no server DISCONNECT, the connection just closes.
+   */
+  cutOff (reason: string, reasonCode: number = REASON.unspecifiedError): void {
     if (this.closed) return
     this.options.logger.info({ clientId: this.clientId, reason }, 'mqtt session closed')
     this.release()
+    this.options.disconnect?.(reasonCode, reason)
     this.options.client.close()
   }
 

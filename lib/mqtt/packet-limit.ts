@@ -6,10 +6,34 @@
  */
 import type { Client } from 'aedes'
 
-interface PacketParser {
+export interface PacketParser {
   _parseLength?: () => boolean
   _emitError(error: Error): void
   packet: { length: number }
+}
+
+/** The error an oversized packet gives (the MQTT 5 front end answers it with DISCONNECT 0x95). */
+export class PacketTooLargeError extends Error {}
+
+/**
+ * Bounds the packets an mqtt-packet parser reads to `maxBytes` (remaining length). False when the
+ * parser is not the one this was written for.
+ *
+ * @example
+ * limitParser(mqttPacket.parser(), 1024 * 1024)
+ */
+export function limitParser (parser: PacketParser | undefined, maxBytes: number): boolean {
+  const parseLength = parser?._parseLength
+  if (parser === undefined || typeof parseLength !== 'function') return false
+  parser._parseLength = function boundedParseLength (this: PacketParser): boolean {
+    const done = parseLength.call(this)
+    if (done && this.packet.length > maxBytes) {
+      this._emitError(new PacketTooLargeError(`MQTT packet of ${this.packet.length} bytes: at most ${maxBytes}`))
+      return false
+    }
+    return done
+  }
+  return true
 }
 
 /**
@@ -20,16 +44,5 @@ interface PacketParser {
  * limitPacketSize(broker.handle(socket), 1024 * 1024)
  */
 export function limitPacketSize (client: Client, maxBytes: number): boolean {
-  const parser = (client as unknown as { _parser?: PacketParser })._parser
-  const parseLength = parser?._parseLength
-  if (parser === undefined || typeof parseLength !== 'function') return false
-  parser._parseLength = function boundedParseLength (this: PacketParser): boolean {
-    const done = parseLength.call(this)
-    if (done && this.packet.length > maxBytes) {
-      this._emitError(new Error(`MQTT packet of ${this.packet.length} bytes: at most ${maxBytes}`))
-      return false
-    }
-    return done
-  }
-  return true
+  return limitParser((client as unknown as { _parser?: PacketParser })._parser, maxBytes)
 }

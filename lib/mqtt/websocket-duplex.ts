@@ -7,6 +7,9 @@
 import { Duplex } from 'node:stream'
 import type { WebSocket } from 'ws'
 
+/** Emitted by the stream just before the WebSocket is closed from this side. */
+export const CLOSING = 'websocket-closing'
+
 /**
  * @example
  * mqtt.handle(webSocketDuplex(socket), request.raw, request.ip)
@@ -54,5 +57,12 @@ export function webSocketDuplex (socket: WebSocket): Duplex {
   })
   // A socket error (a client gone mid-frame) is the connection's end, never the process's.
   socket.on('error', () => duplex.destroy())
+  // The WebSocket server closes its clients before the MQTT server's shutdown runs: 'closing'
+  // lets a last packet (an MQTT 5 DISCONNECT 0x8B) go out ahead of the close frame.
+  const close = socket.close.bind(socket)
+  socket.close = (code?: number, reason?: string | Buffer) => {
+    if (socket.readyState === socket.OPEN) duplex.emit(CLOSING)
+    close(code, reason)
+  }
   return duplex
 }
