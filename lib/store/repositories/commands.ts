@@ -95,6 +95,7 @@ export function createCommandRepository (db: Kysely<Database>, writes?: MessageW
         const row = await messaging(trx).updateTable('commands').set({
           ...(patch.status === undefined ? {} : { status: patch.status }),
           ...(patch.result === undefined ? {} : { result: encodeJson(patch.result) }),
+          ...(patch.parameters === undefined ? {} : { parameters: patch.parameters === null ? null : encodeJson(patch.parameters) }),
           last_updated: lastUpdated,
           is_updated: encodeBool(true),
           stored_at: now
