@@ -123,7 +123,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const limits: MqttLimits = { ...DEFAULT_MQTT_LIMITS, ...options.limits }
   const sessions: Sessions = new WeakMap()
   // Persistent sessions live in the store, not in aedes (durable-sessions.ts).
-  const durable = createDurableSessions({ store: hub.store, logger })
+  const durable = createDurableSessions({ store: hub.store, logger, handoverWaitMs: limits.handoverWaitMs })
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
   const live = new Set<MqttSession>()
