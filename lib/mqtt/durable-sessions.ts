@@ -99,7 +99,7 @@ function resumes (event: EventTopic, qos: number): boolean {
 const keyText = (key: MqttSessionKey): string => `${key.userId}\u0000${key.clientId}`
 
 /** How often a connection waiting for another instance's hold looks again. */
-const HANDOVER_POLL_MS = 25
+const HANDOVER_POLL_MS = 10
 
 export interface DurableSessionsOptions {
   store: Store
