@@ -166,6 +166,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     // Gone while the credentials were checked: aedes drops it, so must the session.
     if (client.closed) session.release()
     else await durable.open(session, client)
+    // Gone while the session was opened: its close came before the session held anything.
+    if (client.closed) durable.closed(session)
     return session
   }
 
