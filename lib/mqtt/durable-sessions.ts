@@ -18,7 +18,16 @@
  * connection ends is sent again on the next connection. Should the FIFO ever slip (a publish
  * counted that never reached the wire), a PUBACK is taken for an older publish: the cursor lags,
  * which resends, and never runs ahead, which would lose a command.
+ *
+ * Hand-over between instances: the cursors are written after the PUBACKs, so a device that
+ * acknowledges on instance A and reconnects to instance B a few milliseconds later could be read
+ * its previous cursor by B. A persistent session's connection therefore holds the session in the
+ * store (`mqttSessions.hold`) until it has closed and its acknowledgements are written (the
+ * release is chained after them); B waits, at most `handoverWaitMs`, for another instance's hold
+ * to go before it reads the cursors. A hold left by a crashed instance, or by a connection A has
+ * not yet seen die, only delays B's CONNACK by that bound (then QoS 1's at least once applies).
  */
+import { randomBytes } from 'node:crypto'
 import type { Principal } from '../core/auth/principal.js'
 import type { Logger, Store } from '../core/ports.js'
 import type { MqttSessionKey } from '../core/mqtt-sessions/mqtt-session-ports.js'
@@ -76,6 +85,8 @@ export interface DurableSessions {
 
 interface SessionState {
   key: MqttSessionKey
+  /** This connection's hold on the session (`<instance>:<n>`). */
+  holder: string
   /** QoS 1 publishes not yet acknowledged, oldest first. */
   inFlight: SentMessage[]
   /** Which stored topics carry commands (the others are kept but never resumed). */
@@ -89,13 +100,28 @@ function resumes (event: EventTopic, qos: number): boolean {
 
 const keyText = (key: MqttSessionKey): string => `${key.userId}\u0000${key.clientId}`
 
+/** How often a connection waiting for another instance's hold looks again. */
+const HANDOVER_POLL_MS = 10
+
+export interface DurableSessionsOptions {
+  store: Store
+  logger: Logger
+  now?: () => number
+  /** Longest wait for another instance's hold on a session before reading its cursors (default 2 s). */
+  handoverWaitMs?: number
+}
+
 /**
  * @example
  * const durable = createDurableSessions({ store: hub.store, logger })
  */
-export function createDurableSessions (options: { store: Store, logger: Logger, now?: () => number }): DurableSessions {
+export function createDurableSessions (options: DurableSessionsOptions): DurableSessions {
   const { store, logger } = options
   const now = options.now ?? Date.now
+  const handoverWaitMs = options.handoverWaitMs ?? 2000
+  /** This instance's holds start with it: a hold of this instance needs no wait (writes are chained here). */
+  const instance = randomBytes(8).toString('hex')
+  let connections = 0
   const states = new WeakMap<DurableTarget, SessionState>()
   /** The session each connecting client asked for (aedes is always told "clean"). */
   const requested = new WeakMap<object, 'clean' | 'resume' | 'fresh'>()
@@ -114,6 +140,20 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
     void next.then(() => {
       if (writes.get(id) === next) writes.delete(id)
     })
+  }
+
+  /** Waits until no other instance holds the session (or the bound passes). */
+  async function handover (key: MqttSessionKey): Promise<void> {
+    const until = Date.now() + handoverWaitMs
+    for (;;) {
+      const held = await store.mqttSessions.holderOf(key)
+      if (held === undefined || held.holder.startsWith(`${instance}:`)) return
+      if (Date.now() >= until) {
+        logger.warn({ clientId: key.clientId, holder: held.holder }, 'mqtt session: still held by another instance, taken over')
+        return
+      }
+      await new Promise((resolve) => setTimeout(resolve, HANDOVER_POLL_MS))
+    }
   }
 
   async function restore (session: DurableTarget, state: SessionState): Promise<boolean> {
@@ -151,12 +191,17 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
       const userId = principal.user.id
       const key = { userId, clientId: session.clientId }
       await writes.get(keyText(key))
-      if (asked !== 'resume') {
-        // [MQTT-3.1.2-6]: a clean session discards any previous one (MQTT 5: a clean start does).
+      if (asked === 'clean') {
+        // [MQTT-3.1.2-6]: a clean session discards any previous one.
         await store.mqttSessions.clear(key)
+        return false
       }
-      if (asked === 'clean') return false
-      const state: SessionState = { key, inFlight: [], topics: new Set() }
+      await handover(key)
+      // MQTT 5: a clean start with a session expiry discards the previous session and keeps the new one.
+      if (asked === 'fresh') await store.mqttSessions.clear(key)
+      const holder = `${instance}:${++connections}`
+      await store.mqttSessions.hold(key, holder, now())
+      const state: SessionState = { key, holder, inFlight: [], topics: new Set() }
       states.set(session, state)
       return asked === 'fresh' ? false : restore(session, state)
     },
@@ -195,8 +240,11 @@ export function createDurableSessions (options: { store: Store, logger: Logger, 
 
     closed (session) {
       const state = states.get(session)
-      if (state !== undefined) state.inFlight.length = 0
+      if (state === undefined) return
+      state.inFlight.length = 0
       states.delete(session)
+      // After the acknowledgements already queued: then another instance may read the cursors.
+      write(state.key, 'release', () => store.mqttSessions.release(state.key, state.holder))
     },
 
     async flush () {

@@ -26,6 +26,11 @@ export interface MqttLimits {
   maxClientIdLength: number
   /** How long a CONNECT before the hub is initialised waits for it before CONNACK 3 (default 10 s). */
   startupWaitMs: number
+  /**
+   * How long a persistent session's CONNECT waits for the session's previous connection on
+   * another instance to close and write its acknowledgements (default 2 s; durable-sessions.ts).
+   */
+  handoverWaitMs: number
 }
 
 export const DEFAULT_MQTT_LIMITS: Readonly<MqttLimits> = {
@@ -39,5 +44,6 @@ export const DEFAULT_MQTT_LIMITS: Readonly<MqttLimits> = {
   maxInflightInbound: 100,
   maxKeepAliveSeconds: 0,
   maxClientIdLength: 128,
-  startupWaitMs: 10_000
+  startupWaitMs: 10_000,
+  handoverWaitMs: 2000
 }

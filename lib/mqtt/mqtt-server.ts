@@ -147,7 +147,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const limits: MqttLimits = { ...DEFAULT_MQTT_LIMITS, ...options.limits }
   const sessions: Sessions = new WeakMap()
   // Persistent sessions live in the store, not in aedes (durable-sessions.ts).
-  const durable = createDurableSessions({ store: hub.store, logger })
+  const durable = createDurableSessions({ store: hub.store, logger, handoverWaitMs: limits.handoverWaitMs })
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
   /** MQTT 5 connections, by the stream aedes serves (mqtt5-front-end.ts). */
@@ -193,6 +193,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     // Gone while the credentials were checked: aedes drops it, so must the session.
     if (client.closed) session.release()
     else await durable.open(session, client)
+    // Gone while the session was opened: its close came before the session held anything.
+    if (client.closed) durable.closed(session)
     return session
   }
 

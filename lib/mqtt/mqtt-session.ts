@@ -77,6 +77,8 @@ export class MqttSession implements ActionSession {
   private token: string | undefined
   readonly restServerUrl: string
   readonly clientAddress: string | undefined
+  /** devicehive-mqtt's `command/update` replaces `parameters` too (its integration suite asserts it). */
+  readonly updatesCommandParameters = true
   private readonly subscriptions = new Map<number, Subscription>()
   /** Topic filter → its subscription id. */
   private readonly topics = new Map<string, number>()

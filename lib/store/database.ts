@@ -135,6 +135,14 @@ export interface MqttSubscriptionsTable {
   created_at: Int
 }
 
+/** Migration 0011: the connection holding a durable MQTT session, while it is connected. */
+export interface MqttSessionHoldersTable {
+  user_id: Int
+  client_id: string
+  holder: string
+  since: Int
+}
+
 export interface Database {
   users: UsersTable
   networks: NamedEntityTable
@@ -150,4 +158,5 @@ export interface Database {
   server_secrets: ServerSecretsTable
   message_purge: MessagePurgeTable
   mqtt_subscriptions: MqttSubscriptionsTable
+  mqtt_session_holders: MqttSessionHoldersTable
 }

@@ -111,6 +111,44 @@ t.test('a persistent session keeps its response topics: a reconnected device get
   await again.close()
 })
 
+t.test('command updates made while away arrive on reconnect, in the order they were made, once each', async (t) => {
+  const { base, url, token } = await setup(t, 'sleepy-5')
+  const updateTopic = 'dh/command_update/+/+/sleepy-5/#'
+  const update = async (id: number, status: string): Promise<void> => {
+    t.equal((await rest(base, token, 'PUT', `/device/sleepy-5/command/${id}`, { status })).status, 204)
+  }
+  const device = await connectSleepy(url, token, 'sleepy-5')
+  t.match(await device.client.subscribeAsync(updateTopic, { qos: 1 }), [{ qos: 1 }])
+  const c1 = await sendCommand(base, token, 'sleepy-5', 'one')
+  await update(c1, 'live')
+  t.same((await device.waitFor(1)).map((x) => x.id), [c1], 'a live update, acknowledged')
+  await device.close()
+
+  // Away: three commands (inserts are not on this topic), updated in another order.
+  const c2 = await sendCommand(base, token, 'sleepy-5', 'two')
+  const c3 = await sendCommand(base, token, 'sleepy-5', 'three')
+  await update(c3, 'first')
+  await update(c1, 'second')
+  await update(c2, 'third')
+  const second = await connectSleepy(url, token, 'sleepy-5', (command) => command.id !== c2)
+  t.same((await second.waitFor(3)).map((x) => x.id), [c3, c1, c2], 'every update of the time away, in update order')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(second.received.length, 3, 'once each')
+  await second.close()
+
+  // The last one was not acknowledged: it alone comes again; then a new update, once.
+  const third = await connectSleepy(url, token, 'sleepy-5')
+  t.same((await third.waitFor(1)).map((x) => x.id), [c2], 'the unacknowledged update again, the acknowledged ones not')
+  await update(c3, 'fourth')
+  t.same((await third.waitFor(2)).map((x) => x.id), [c2, c3])
+  await third.close()
+  const fourth = await connectSleepy(url, token, 'sleepy-5')
+  const marker = await sendCommand(base, token, 'sleepy-5', 'marker')
+  await update(marker, 'marker')
+  t.same((await fourth.waitFor(1)).map((x) => x.id), [marker], 'nothing acknowledged is resent')
+  await fourth.close()
+})
+
 async function eventually (check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs
   while (!check()) {

@@ -8,7 +8,6 @@ import type { Principal } from '../auth/principal.js'
 import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
 import { badRequest, notFound } from '../errors.js'
-import type { JsonObject } from '../ports.js'
 import type { Cancellation } from '../realtime/cancellation.js'
 import type { LogCursor } from '../realtime/log-cursor.js'
 import { cursorAtClock } from '../realtime/log-cursor.js'
@@ -26,7 +25,7 @@ import type { SubscribeTargets } from '../realtime/subscribe-scope.js'
 import { resolveSubscribeTargets } from '../realtime/subscribe-scope.js'
 import { parseTimestamp } from '../time.js'
 import { jsonObjectOrNull, optionalInteger, optionalString, requireBody } from '../validation.js'
-import type { CommandRecord, NewCommand } from './command-ports.js'
+import type { CommandPatch, CommandRecord, NewCommand } from './command-ports.js'
 import type { CommandInsertBody, CommandUpdateBody } from './command-schemas.js'
 import type { CommandInsertView, CommandView } from './command-views.js'
 import { commandInsertView, commandView } from './command-views.js'
@@ -81,7 +80,8 @@ export interface CommandService {
   query(principal: Principal | undefined, input: CommandQueryInput): Promise<CommandView[]>
   get(principal: Principal | undefined, input: { deviceId: string, commandId: string, returnUpdatedCommands?: boolean }): Promise<CommandView>
   insert(principal: Principal | undefined, input: { deviceId: string, body: CommandInsertBody | undefined }): Promise<CommandInsertView>
-  update(principal: Principal | undefined, input: { deviceId: string, commandId: string, body: CommandUpdateBody | undefined }): Promise<void>
+  /** `parameters`, when given (the MQTT endpoint's `command/update`), replaces the command's; REST and WebSocket never give it (§6.6). */
+  update(principal: Principal | undefined, input: { deviceId: string, commandId: string, body: CommandUpdateBody | undefined, parameters?: unknown }): Promise<void>
   /** `GET /device/{deviceId}/command/poll`. */
   poll(principal: Principal | undefined, input: CommandPollOptions & { deviceId: string }): Promise<CommandView[]>
   /** `GET /device/command/poll`. */
@@ -197,10 +197,11 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const id = parsePathId(input.commandId, () => commandNotFound(input.commandId))
       const body = requireBody(input.body)
       const result = jsonObjectOrNull(body.result)
-      const patch: { status?: string, result?: JsonObject } = {}
+      const patch: CommandPatch = {}
       const status = optionalString(body.status, 128)
       if (status !== null) patch.status = status
       if (result !== undefined && result !== null) patch.result = result
+      if (input.parameters !== undefined) patch.parameters = jsonObjectOrNull(input.parameters) ?? null
       const row = await log.append({ kind: 'command-update', deviceId: input.deviceId, id, patch })
       if (row === undefined) throw commandNotFound(input.commandId)
     },

@@ -44,4 +44,13 @@ export interface MqttSessionRepository {
   advance(key: MqttSessionKey, topic: string, cursor: number): Promise<void>
   /** Forgets the session (a clean-session connect, or the session expired). */
   clear(key: MqttSessionKey): Promise<void>
+  /**
+   * The connection holding the session (connected, or closed with acknowledgements not yet
+   * written), or undefined.
+   */
+  holderOf(key: MqttSessionKey): Promise<{ holder: string, since: number } | undefined>
+  /** `holder` holds the session from now on (whoever held it before). */
+  hold(key: MqttSessionKey, holder: string, now: number): Promise<void>
+  /** `holder` lets the session go; nothing when another holder took it since. */
+  release(key: MqttSessionKey, holder: string): Promise<void>
 }

@@ -64,6 +64,8 @@ export type NewCommand = Omit<CommandRecord, 'id' | 'timestamp' | 'lastUpdated' 
 export interface CommandPatch {
   status?: string
   result?: JsonObject
+  /** Replaced only by the MQTT endpoint's `command/update` (devicehive-mqtt's suite expects it); null clears. */
+  parameters?: JsonObject | null
 }
 
 /**

@@ -33,6 +33,11 @@ export interface ActionSession {
   readonly restServerUrl: string
   /** The client's address: the `token` action is throttled by it. */
   readonly clientAddress: string | undefined
+  /**
+   * Whether `command/update` also replaces the command's `parameters` (the MQTT endpoint, as
+   * devicehive-mqtt's suite expects); WebSocket reads `status` and `result` only (§6.4).
+   */
+  readonly updatesCommandParameters: boolean
   /** Registers a stream opened by a subscribe action; the returned reply starts it once sent. */
   addSubscription(kind: SubscriptionKind, stream: MessageStream<object>, frame: RequestFrame, input: SubscriptionInput): object
   /** Closes one subscription of `kind`; false when there is none with that id. */

@@ -342,15 +342,16 @@ const CATALOGUE: Record<string, ActionHandler> = {
     }
   },
   'command/update': {
-    run: async ({ hub, principal }, f) => {
+    run: async ({ hub, principal, session }, f) => {
       requireAction(principal, Action.UpdateDeviceCommand)
       const commandId = requireInteger(f, 'commandId', COMMAND_ID)
       const deviceId = requireDeviceId(f)
-      const { status, result } = optionalObject(f, 'command') ?? {}
-      // Other members of the command object are ignored (§6.4).
+      const { status, result, parameters } = optionalObject(f, 'command') ?? {}
+      // Other members of the command object are ignored (§6.4), but for MQTT's parameters.
       const body = { status, result }
       if (!commandUpdateBody.Check(body)) throw badRequest()
-      await hub.commands.update(principal, { deviceId, commandId: String(commandId), body })
+      const replaces = session.updatesCommandParameters && parameters !== undefined
+      await hub.commands.update(principal, { deviceId, commandId: String(commandId), body, ...(replaces ? { parameters } : {}) })
       return undefined
     }
   },

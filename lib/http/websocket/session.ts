@@ -87,6 +87,8 @@ export class WebSocketSession implements RegisteredSession, ActionSession {
   private token: string | undefined
   readonly restServerUrl: string
   readonly clientAddress: string | undefined
+  /** WebSocket's `command/update` reads `status` and `result` only (§6.4). */
+  readonly updatesCommandParameters = false
   private readonly subscriptions = new Map<number, Subscription>()
   private readonly queue: FrameQueue
   private authTimer: NodeJS.Timeout | undefined

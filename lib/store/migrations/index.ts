@@ -15,6 +15,7 @@ import { pluginGrantsMigration } from './0007-plugin-grants.js'
 import { keptTokenMigration } from './0008-kept-token.js'
 import { deviceNameIndexMigration } from './0009-device-name-index.js'
 import { mqttSessionsMigration } from './0010-mqtt-sessions.js'
+import { mqttSessionHoldersMigration } from './0011-mqtt-session-holders.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -32,7 +33,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0007-plugin-grants': pluginGrantsMigration(),
         '0008-kept-token': keptTokenMigration(),
         '0009-device-name-index': deviceNameIndexMigration(),
-        '0010-mqtt-sessions': mqttSessionsMigration()
+        '0010-mqtt-sessions': mqttSessionsMigration(),
+        '0011-mqtt-session-holders': mqttSessionHoldersMigration()
       }
     }
   }

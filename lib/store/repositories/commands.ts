@@ -99,15 +99,19 @@ export function createCommandRepository (db: Kysely<Database>, writes?: MessageW
         const lastUpdated = await nextMessageTimestamp(trx, now, 1, templates)
         const status = patch.status !== undefined
         const result = patch.result !== undefined
+        const parameters = patch.parameters !== undefined
+        const encodedParameters = patch.parameters === undefined || patch.parameters === null ? null : encodeJson(patch.parameters)
         // One template per shape of the patch.
-        const [row] = await templates.run(trx, `command-update:${Number(status)}${Number(result)}`, (slot) => messaging(trx).updateTable('commands').set({
+        const shape = `${Number(status)}${Number(result)}${Number(parameters)}`
+        const [row] = await templates.run(trx, `command-update:${shape}`, (slot) => messaging(trx).updateTable('commands').set({
           ...(status ? { status: slot(0) } : {}),
           ...(result ? { result: slot(1) } : {}),
-          last_updated: slot(2),
-          is_updated: slot(3),
-          stored_at: slot(4)
-        }).where('id', '=', slot(5)).where('device_id', '=', slot(6)).where('device_key', '=', currentDeviceKey(slot(6)))
-          .returningAll(), [patch.status, result ? encodeJson(patch.result) : undefined, lastUpdated, encodeBool(true), now, id, deviceId])
+          ...(parameters ? { parameters: slot(2) } : {}),
+          last_updated: slot(3),
+          is_updated: slot(4),
+          stored_at: slot(5)
+        }).where('id', '=', slot(6)).where('device_id', '=', slot(7)).where('device_key', '=', currentDeviceKey(slot(7)))
+          .returningAll(), [patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), now, id, deviceId])
         return row === undefined ? undefined : toCommandRecord(row)
       })
     },

@@ -43,6 +43,26 @@ export function createMqttSessionRepository (db: Kysely<Database>): MqttSessionR
 
     async clear ({ userId, clientId }) {
       await db.deleteFrom('mqtt_subscriptions').where('user_id', '=', userId).where('client_id', '=', clientId).execute()
+    },
+
+    async holderOf ({ userId, clientId }) {
+      const row = await db.selectFrom('mqtt_session_holders').select(['holder', 'since'])
+        .where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst()
+      return row === undefined ? undefined : { holder: row.holder, since: Number(row.since) }
+    },
+
+    async hold ({ userId, clientId }, holder, now) {
+      await db.insertInto('mqtt_session_holders')
+        .values({ user_id: userId, client_id: clientId, holder, since: now })
+        .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ holder, since: now }))
+        .execute()
+    },
+
+    async release ({ userId, clientId }, holder) {
+      // Only its own hold: a connection that took the session over meanwhile keeps it.
+      await db.deleteFrom('mqtt_session_holders')
+        .where('user_id', '=', userId).where('client_id', '=', clientId).where('holder', '=', holder)
+        .execute()
     }
   }
 }

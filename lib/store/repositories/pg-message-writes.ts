@@ -153,8 +153,9 @@ export async function pgUpdateCommands (db: Kysely<Database>, list: readonly Com
   const result = await sql<CommandRow & { ord: number }>`with input as (
       select * from unnest(${list.map((u) => u.deviceId)}::text[], ${list.map((u) => u.id)}::bigint[],
         ${list.map((u) => u.patch.status ?? null)}::text[], ${list.map((u) => u.patch.status !== undefined)}::boolean[],
-        ${list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result))}::text[], ${list.map((u) => u.patch.result !== undefined)}::boolean[])
-        with ordinality as u(device_id, id, status, set_status, result, set_result, ord)
+        ${list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result))}::text[], ${list.map((u) => u.patch.result !== undefined)}::boolean[],
+        ${list.map((u) => u.patch.parameters === undefined || u.patch.parameters === null ? null : encodeJson(u.patch.parameters))}::text[], ${list.map((u) => u.patch.parameters !== undefined)}::boolean[])
+        with ordinality as u(device_id, id, status, set_status, result, set_result, parameters, set_parameters, ord)
     ),
     -- Stamps only for the commands that exist: a missing one must not leave a hole in the draw chain.
     m as (
@@ -165,6 +166,7 @@ export async function pgUpdateCommands (db: Kysely<Database>, list: readonly Com
       update commands as c set
         status = case when m.set_status then m.status else c.status end,
         result = case when m.set_result then m.result else c.result end,
+        parameters = case when m.set_parameters then m.parameters else c.parameters end,
         last_updated = d.first_stamp + m.k - 1, is_updated = 1, stored_at = ${now}::bigint
       from m cross join d
       where c.id = m.id and c.device_id = m.device_id

@@ -454,6 +454,22 @@ function sessionChecks (check: Register): void {
     same(await store.mqttSessions.list({ userId: other, clientId: 'led-1' }), [], 'deleting the user deletes their sessions')
   })
 
+  check('mqtt sessions: one holder at a time; a release lets go of its own hold only', async ({ store }) => {
+    const userId = await store.users.insert(newUser('mqtt-holder'))
+    const key = { userId, clientId: 'led-2' }
+    assert.equal(await store.mqttSessions.holderOf(key), undefined, 'nobody holds it yet')
+    await store.mqttSessions.hold(key, 'a:1', LATE)
+    same(await store.mqttSessions.holderOf(key), { holder: 'a:1', since: LATE })
+    await store.mqttSessions.hold(key, 'b:1', LATE + 1)
+    await store.mqttSessions.release(key, 'a:1')
+    same(await store.mqttSessions.holderOf(key), { holder: 'b:1', since: LATE + 1 }, 'taken over: the old holder\'s release is a no-op')
+    await store.mqttSessions.release(key, 'b:1')
+    assert.equal(await store.mqttSessions.holderOf(key), undefined, 'released')
+    await store.mqttSessions.hold(key, 'c:1', LATE + 2)
+    await store.users.delete(userId)
+    assert.equal(await store.mqttSessions.holderOf(key), undefined, 'deleting the user deletes their holds')
+  })
+
 }
 
 function messageChecks (check: Register): void {
