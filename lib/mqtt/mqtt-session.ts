@@ -273,6 +273,8 @@ export class MqttSession implements ActionSession {
       return verified.principal
     }
     this.verified = undefined
+    // Work queued before a release may still run: a released session registers nothing (it would leak).
+    if (this.closed) return await this.recheck()
     this.stopHearing ??= hub.router.register({ kinds: [] }, (event) => {
       if (event.kind !== 'resync' && !(event.kind === 'revoke' && revokesPrincipal(event, this.principal))) return
       this.verified = undefined
