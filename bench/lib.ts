@@ -14,6 +14,8 @@ export interface ChildServer {
   url: string
   token: string
   stats(): Promise<{ rss: number, heap: number, waiters: number }>
+  /** The child's CPU time so far (user + system, µs), without a GC: what a fixed workload cost it. */
+  cpu(): Promise<number>
   stop(): Promise<void>
   /** The database a devicehub child runs on (file path or PostgreSQL URL); undefined for the baseline. */
   db?: string
@@ -92,6 +94,10 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
     stats: () => new Promise((resolve) => {
       child.once('message', (m: { rss: number, heap: number, waiters: number }) => resolve(m))
       child.send({ type: 'stats' })
+    }),
+    cpu: () => new Promise((resolve) => {
+      child.once('message', (m: { cpu: number }) => resolve(m.cpu))
+      child.send({ type: 'cpu' })
     }),
     stop: () => new Promise((resolve) => {
       child.once('exit', () => resolve())

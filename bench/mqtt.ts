@@ -12,6 +12,9 @@
  * - memory: 10,000 idle MQTT connections (raw sockets: CONNECT, CONNACK, nothing else), server
  *   RSS and heap per connection after a GC.
  *
+ * Beside them, each server's CPU time per push (closed loop) and per publish (paced phase), read
+ * from the child's `process.cpuUsage()`: steadier than wall-clock figures on a shared machine.
+ *
  * Targets printed, never asserted: rate >= 50% of the bare broker's; push p99 within 2x of bare;
  * under 30 KB RSS per idle connection.
  */
@@ -29,7 +32,8 @@ const RATE_S = 5
 const RATE = 1000
 const LATENCY_MS = 5000
 const WARMUP_MS = 500
-const IDLE = 10_000
+/** `BENCH_MQTT_IDLE=<n>` connects fewer idle clients (0: no memory measure, for quicker runs while profiling). */
+const IDLE = Number(process.env.BENCH_MQTT_IDLE ?? 10_000)
 const BATCH = 250
 
 interface Subscriber { socket: WebSocket, onPush?: (frame: { notification: { parameters: { sentAt?: number } | null } }, at: number) => void }
@@ -72,7 +76,7 @@ function close (publishers: MqttClient[], subscribers: Subscriber[]): void {
 /** The bench devices are in network 1, device type 1 (bench/children/devicehub-server.ts). */
 const topic = (i: number, name: string): string => `dh/notification/1/1/pair-${i}/${name}`
 
-async function rate (server: ChildServer): Promise<{ perSecond: number, published: number }> {
+async function rate (server: ChildServer): Promise<{ perSecond: number, published: number, cpuPerPushUs: number }> {
   const { publishers, subscribers } = await devices(server)
   let received = 0
   for (const s of subscribers) s.onPush = () => { received++ }
@@ -90,13 +94,15 @@ async function rate (server: ChildServer): Promise<{ perSecond: number, publishe
   await run(1000) // warm-up
   await sleep(500)
   received = 0
+  const cpuBefore = await server.cpu()
   const published = await run(RATE_S * 1000)
-  const perSecond = received / RATE_S
+  const pushed = received
+  const cpuPerPushUs = (await server.cpu() - cpuBefore) / pushed
   close(publishers, subscribers)
-  return { perSecond, published: published / RATE_S }
+  return { perSecond: pushed / RATE_S, published: published / RATE_S, cpuPerPushUs }
 }
 
-async function latency (server: ChildServer): Promise<{ p50: number, p99: number, max: number, samples: number, sent: number }> {
+async function latency (server: ChildServer): Promise<{ p50: number, p99: number, max: number, samples: number, sent: number, cpuPerPublishUs: number }> {
   const { publishers, subscribers } = await devices(server)
   const samples: number[] = []
   let warm = false
@@ -106,6 +112,7 @@ async function latency (server: ChildServer): Promise<{ p50: number, p99: number
       if (warm && typeof sentAt === 'number') samples.push(at - sentAt)
     }
   }
+  const cpuBefore = await server.cpu()
   const started = performance.now()
   let sent = 0
   while (performance.now() - started < LATENCY_MS + WARMUP_MS) {
@@ -120,9 +127,12 @@ async function latency (server: ChildServer): Promise<{ p50: number, p99: number
     if (wait > 0) await sleep(wait)
   }
   await sleep(1000)
+  // The server's CPU over a fixed workload (every publish of the paced phase, stored and pushed):
+  // steadier than wall-clock rates on a shared machine.
+  const cpuPerPublishUs = (await server.cpu() - cpuBefore) / sent
   close(publishers, subscribers)
   samples.sort((a, b) => a - b)
-  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples.at(-1) ?? NaN, samples: samples.length, sent }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples.at(-1) ?? NaN, samples: samples.length, sent, cpuPerPublishUs }
 }
 
 /** An MQTT 3.1.1 CONNECT by hand: a raw socket costs the bench process far less than an mqtt.js client. */
@@ -158,6 +168,7 @@ function idleConnection (server: ChildServer, clientId: string): Promise<Socket>
 }
 
 async function memory (server: ChildServer): Promise<{ perConnectionKb: number, heapPerConnectionKb: number, fullRssMb: number, connected: number }> {
+  if (IDLE === 0) return { perConnectionKb: NaN, heapPerConnectionKb: NaN, fullRssMb: NaN, connected: 0 }
   await sleep(300)
   const idle = await server.stats()
   const sockets: Socket[] = []
@@ -186,7 +197,7 @@ export async function measure (server: ChildServer): Promise<Measured> {
   return { rate: await rate(server), latency: await latency(server), memory: await memory(server) }
 }
 
-export async function mqttBench (): Promise<{ rateRatio: number, p99Ratio: number, perConnectionKb: number }> {
+export async function mqttBench (): Promise<{ rateRatio: number, p99Ratio: number, perConnectionKb: number, cpuPerPublishUs: number }> {
   const children: ChildServer[] = []
   try {
     const bareChild = await startChild('baseline-mqtt')
@@ -200,16 +211,16 @@ export async function mqttBench (): Promise<{ rateRatio: number, p99Ratio: numbe
     const rateRatio = ours.rate.perSecond / bare.rate.perSecond
     const p99Ratio = ours.latency.p99 / bare.latency.p99
     printTable(`MQTT telemetry publish to WebSocket push, ${DEVICES} devices (${benchDatabaseLabel()})`,
-      ['server', 'pushes/s (QoS 1, closed loop)', 'push p50 ms', 'push p99 ms', 'push max ms', `pushes of ${RATE}/s`, 'RSS KB / idle connection', 'heap KB / idle connection', `RSS MB with ${IDLE}`], [
-        ['bare aedes (no auth, no storage)', bare.rate.perSecond, bare.latency.p50, bare.latency.p99, bare.latency.max, bare.latency.samples, bare.memory.perConnectionKb, bare.memory.heapPerConnectionKb, bare.memory.fullRssMb],
-        ['devicehub', ours.rate.perSecond, ours.latency.p50, ours.latency.p99, ours.latency.max, ours.latency.samples, ours.memory.perConnectionKb, ours.memory.heapPerConnectionKb, ours.memory.fullRssMb],
-        ['ratio', rateRatio, ours.latency.p50 / bare.latency.p50, p99Ratio, ours.latency.max / bare.latency.max, '', ours.memory.perConnectionKb / bare.memory.perConnectionKb, '', '']
+      ['server', 'pushes/s (QoS 1, closed loop)', 'CPU µs / push (closed loop)', 'CPU µs / publish (paced)', 'push p50 ms', 'push p99 ms', 'push max ms', `pushes of ${RATE}/s`, 'RSS KB / idle connection', 'heap KB / idle connection', `RSS MB with ${IDLE}`], [
+        ['bare aedes (no auth, no storage)', bare.rate.perSecond, bare.rate.cpuPerPushUs, bare.latency.cpuPerPublishUs, bare.latency.p50, bare.latency.p99, bare.latency.max, bare.latency.samples, bare.memory.perConnectionKb, bare.memory.heapPerConnectionKb, bare.memory.fullRssMb],
+        ['devicehub', ours.rate.perSecond, ours.rate.cpuPerPushUs, ours.latency.cpuPerPublishUs, ours.latency.p50, ours.latency.p99, ours.latency.max, ours.latency.samples, ours.memory.perConnectionKb, ours.memory.heapPerConnectionKb, ours.memory.fullRssMb],
+        ['ratio', rateRatio, ours.rate.cpuPerPushUs / bare.rate.cpuPerPushUs, ours.latency.cpuPerPublishUs / bare.latency.cpuPerPublishUs, ours.latency.p50 / bare.latency.p50, p99Ratio, ours.latency.max / bare.latency.max, '', ours.memory.perConnectionKb / bare.memory.perConnectionKb, '', '']
       ])
     const perConnectionKb = ours.memory.perConnectionKb
     console.log(`targets: rate >= 50% of bare -> ${rateRatio >= 0.5 ? 'met' : 'NOT met'} (${(rateRatio * 100).toFixed(0)}%); ` +
       `push p99 within 2x of bare -> ${p99Ratio <= 2 ? 'met' : 'NOT met'} (${p99Ratio.toFixed(2)}x); ` +
       `< 30 KB per idle connection -> ${perConnectionKb < 30 ? 'met' : 'NOT met'} (${perConnectionKb.toFixed(1)} KB)`)
-    return { rateRatio, p99Ratio, perConnectionKb }
+    return { rateRatio, p99Ratio, perConnectionKb, cpuPerPublishUs: ours.latency.cpuPerPublishUs }
   } finally {
     for (const child of children) await child.stop()
   }

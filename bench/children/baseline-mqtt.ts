@@ -57,7 +57,10 @@ broker.on('publish', (packet, client) => {
 
 const gc = (globalThis as { gc?: () => void }).gc
 process.on('message', (message: { type: string }) => {
-  if (message.type === 'stats') {
+  if (message.type === 'cpu') {
+    const { user, system } = process.cpuUsage()
+    process.send!({ type: 'cpu', cpu: user + system })
+  } else if (message.type === 'stats') {
     gc?.()
     process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: broker.connectedClients })
   } else if (message.type === 'stop') {

@@ -32,7 +32,10 @@ const { accessToken } = await server.adminTokens()
 const gc = (globalThis as { gc?: () => void }).gc
 
 process.on('message', (message: { type: string }) => {
-  if (message.type === 'stats') {
+  if (message.type === 'cpu') {
+    const { user, system } = process.cpuUsage()
+    process.send!({ type: 'cpu', cpu: user + system })
+  } else if (message.type === 'stats') {
     gc?.()
     process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: server.hub.stats.parkedPolls })
   } else if (message.type === 'stop') {

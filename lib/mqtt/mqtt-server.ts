@@ -18,7 +18,7 @@ import { CONNACK, connectAuth, ownerOf } from './mqtt-auth.js'
 import type { MqttLimits } from './mqtt-limits.js'
 import { DEFAULT_MQTT_LIMITS } from './mqtt-limits.js'
 import { MqttSession } from './mqtt-session.js'
-import { parseTelemetryTopic, parseTopic } from './mqtt-topics.js'
+import { REQUEST_TOPIC, parseTelemetryTopic, parseTopic } from './mqtt-topics.js'
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
@@ -78,15 +78,16 @@ function authorizePublish (sessions: Sessions, client: Client | null, packet: Pu
     callback(new Error('Not connected'))
     return
   }
-  const parsed = parseTopic(packet.topic)
-  if (parsed.kind === 'other') {
+  // Telemetry, the bulk of what devices publish, is told by its prefix and parsed once.
+  const telemetry = parseTelemetryTopic(packet.topic)
+  if (telemetry === undefined && parseTopic(packet.topic).kind === 'other') {
     callback(new Error('Only DeviceHive topics (dh/...) are served'))
     return
   }
-  const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : Buffer.from(packet.payload)
-  const telemetry = parseTelemetryTopic(packet.topic)
-  if (parsed.kind === 'request') session.request(payload)
-  else if (telemetry !== undefined) session.telemetry(telemetry, payload)
+  // No copy: the session reads the payload before this call returns.
+  const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload
+  if (telemetry !== undefined) session.telemetry(telemetry, payload)
+  else if (packet.topic === REQUEST_TOPIC) session.request(payload)
   // Handled here (or ignored, as DeviceHive's broker ignores other dh/ publishes): never fanned out, never retained.
   packet.topic = DISCARDED
   packet.retain = false

@@ -8,6 +8,7 @@
 import type { Client } from 'aedes'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Principal } from '../core/auth/principal.js'
+import { revokesPrincipal } from '../core/auth/revocations.js'
 import type { DeviceHub } from '../core/devicehub.js'
 import { unauthorized } from '../core/errors.js'
 import type { MessageStream } from '../core/realtime/message-stream.js'
@@ -65,6 +66,18 @@ interface Subscription {
 /** How many pushed messages a session remembers to deliver overlapping topics' copies once. */
 const DELIVERED_KEYS = 4096
 
+/**
+ * How long a telemetry publisher's verified principal serves its next publishes: the read
+ * cache's bound on staleness (lib/store/read-cache.ts), for changes made by another process that
+ * send no `revoke` (the CLI on the same SQLite file). A `revoke` or `resync` drops it at once.
+ */
+const VERIFIED_FOR_MS = 1000
+
+interface Verified {
+  principal: Principal | undefined
+  at: number
+}
+
 const AUTHENTICATE: ActionHandler = { public: true, run: async () => undefined }
 
 /** The reply of a subscribe action: started once the reply (or the SUBACK) is out. */
@@ -91,6 +104,12 @@ export class MqttSession implements ActionSession {
   private readonly queue: FrameQueue
   private authTimer: NodeJS.Timeout | undefined
   private closed = false
+  /** The principal telemetry publishes last verified (see telemetryPrincipal). */
+  private verified: Verified | undefined
+  /** Stops hearing `revoke` / `resync` (registered with the first verified telemetry publish). */
+  private stopHearing: (() => void) | undefined
+  /** `revoke` / `resync` events heard that concern this session. */
+  private revocations = 0
 
   constructor (private readonly options: MqttSessionOptions) {
     this.principal = options.principal
@@ -178,12 +197,15 @@ export class MqttSession implements ActionSession {
         return
       }
       const notification = { notification: target.name, ...(read.value === undefined ? {} : { parameters: read.value }) }
-      await this.handle({ action, deviceId: target.deviceId, notification }, false)
+      await this.handle({ action, deviceId: target.deviceId, notification }, false, true)
     })
   }
 
-  /** Runs one action as the WebSocket session does; replies go to `dh/response/<action>@<clientId>`. */
-  private async handle (frame: RequestFrame, replyOnSuccess = true): Promise<void> {
+  /**
+   * Runs one action as the WebSocket session does; replies go to `dh/response/<action>@<clientId>`.
+   * `telemetry`: the principal may be the one verified for an earlier publish (telemetryPrincipal).
+   */
+  private async handle (frame: RequestFrame, replyOnSuccess = true, telemetry = false): Promise<void> {
     const { action, requestId } = frame
     if (typeof action !== 'string') {
       this.reply(ERROR_ACTION, errorFrame(null, requestId, 400, '\'action\' field could not be parsed to known endpoint'))
@@ -197,7 +219,9 @@ export class MqttSession implements ActionSession {
     try {
       const result = action === 'authenticate'
         ? await this.authenticate(frame.token)
-        : await handler.run({ hub: this.options.hub, session: this, principal: handler.public === true ? this.principal : await this.recheck() }, frame)
+        : telemetry
+          ? await this.runTelemetry(handler, frame)
+          : await handler.run({ hub: this.options.hub, session: this, principal: handler.public === true ? this.principal : await this.recheck() }, frame)
       const reply = result instanceof SubscribeReply ? { subscriptionId: result.subscriptionId } : result
       if (replyOnSuccess) this.reply(action, successFrame(action, requestId, reply))
       if (result instanceof SubscribeReply) result.start()
@@ -216,8 +240,53 @@ export class MqttSession implements ActionSession {
     await this.options.hub.tokens.noteSessionLogin(result.principal)
     this.principal = result.principal
     this.token = token
+    this.verified = undefined
     clearTimeout(this.authTimer)
     return undefined
+  }
+
+  /**
+   * A telemetry publish under the principal verified for an earlier one; refused under it (401,
+   * 403), it runs once more under a fresh check, so rights granted since count at once.
+   */
+  private async runTelemetry (handler: ActionHandler, frame: RequestFrame): Promise<object | undefined> {
+    const reused = this.verified !== undefined
+    try {
+      return await handler.run({ hub: this.options.hub, session: this, principal: await this.telemetryPrincipal() }, frame)
+    } catch (error) {
+      const code = statusOf(error)?.code
+      if (!reused || (code !== 401 && code !== 403)) throw error
+      this.verified = undefined
+      return await handler.run({ hub: this.options.hub, session: this, principal: await this.telemetryPrincipal() }, frame)
+    }
+  }
+
+  /**
+   * D10 for telemetry, checked once per {@link VERIFIED_FOR_MS} instead of on every publish (a
+   * device may publish hundreds a second): the principal verified last serves until its token
+   * expires, a `revoke` names it or a `resync` says events were lost, whichever comes first.
+   */
+  private async telemetryPrincipal (): Promise<Principal | undefined> {
+    if (this.token === undefined) return this.principal
+    const { hub } = this.options
+    const verified = this.verified
+    if (verified !== undefined && performance.now() - verified.at < VERIFIED_FOR_MS && !expired(verified.principal, hub.clock.now())) {
+      return verified.principal
+    }
+    this.verified = undefined
+    // Work queued before a release may still run: a released session registers nothing (it would leak).
+    if (this.closed) return await this.recheck()
+    this.stopHearing ??= hub.router.register({ kinds: [] }, (event) => {
+      if (event.kind !== 'resync' && !(event.kind === 'revoke' && revokesPrincipal(event, this.principal))) return
+      this.verified = undefined
+      this.revocations++
+    })
+    const at = performance.now()
+    const before = this.revocations
+    const principal = await this.recheck()
+    // A revocation heard during the check may have come after the rows it read: not kept then.
+    if (!this.closed && this.revocations === before) this.verified = { principal, at }
+    return principal
   }
 
   /** The token's expiry and its user are checked again on every action (D10). */
@@ -426,6 +495,8 @@ export class MqttSession implements ActionSession {
     if (this.closed) return
     this.closed = true
     clearTimeout(this.authTimer)
+    this.stopHearing?.()
+    this.verified = undefined
     for (const subscription of this.subscriptions.values()) subscription.stream.close()
     this.subscriptions.clear()
     this.topics.clear()
@@ -434,4 +505,9 @@ export class MqttSession implements ActionSession {
     this.unstarted.length = 0
     this.options.onRelease?.(this)
   }
+}
+
+/** Whether the token a principal was verified with has expired by `now` (the system principal never does). */
+function expired (principal: Principal | undefined, now: number): boolean {
+  return principal !== undefined && principal.kind !== 'system' && principal.token.e < now
 }
