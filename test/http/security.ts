@@ -233,6 +233,9 @@ t.test('6. open long polls stop delivering when access is revoked', async (t) =>
 
 t.test('6c. WebSocket subscriptions and event streams stop when access is revoked', async (t) => {
   const h = await createTestApp(t)
+  const busListeners = (): number => (h.hub.bus as unknown as { size: number }).size
+  // The hub's own listeners (readiness), before any stream opens.
+  const idle = busListeners()
   const base = await listen(t, h)
   const net = await network(h, 'revoke-stream-net')
   const device = await addDevice(h, 'revoke-stream-dev', { networkId: net })
@@ -260,8 +263,9 @@ t.test('6c. WebSocket subscriptions and event streams stop when access is revoke
   const again = await fetch(`${base}/device/${device}/notification/stream`, { headers: { authorization: `Bearer ${client.accessToken}` } })
   t.equal(again.status, 403, 'a reconnect is refused under the new rights')
   await again.body?.cancel()
-  await eventually(() => (h.hub.bus as unknown as { size: number }).size === 1)
-  t.pass('only the bystander\'s listener is left')
+  // The router listens on the bus while any stream is registered with it: the bystander's is.
+  await eventually(() => busListeners() === idle + 1 && h.hub.router.size === 1)
+  t.pass('only the bystander\'s stream is left')
 })
 
 t.test('7. hostile inputs that used to answer 500 answer 400', async (t) => {
