@@ -84,9 +84,13 @@ export function UserPage ({ api, userId }: { api: Api, userId: string }) {
   const feedback = useFeedback()
   const [dialog, ask] = useConfirm()
   const [busy, setBusy] = useState(false)
-  // Checkbox states the user just chose, shown until the reloaded user confirms them.
+  // Checkbox states the user just chose, shown until the reloaded user confirms them: both loads
+  // must be back, or the one that returns first would show the other's stale state for a moment.
   const [chosen, setChosen] = useState<Map<string, boolean>>(new Map())
-  useEffect(() => setChosen(new Map()), [user.data, assignedTypes.data])
+  const reloaded = !user.loading && !assignedTypes.loading
+  useEffect(() => {
+    if (reloaded) setChosen(new Map())
+  }, [user.data, assignedTypes.data, reloaded])
 
   /** A ticked or cleared box: the box keeps its state until the change is confirmed, then it is made. */
   async function change (event: Event, path: string, what: string): Promise<void> {
