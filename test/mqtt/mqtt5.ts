@@ -11,6 +11,7 @@ import t from 'tap'
 import { startServer } from '../../lib/start-server.js'
 import type { MqttHarness } from '../fixtures/mqtt.js'
 import { ADMIN, addDeviceWorld, addUser, closed, connectMqtt, nextMessage, request, startMqttHarness, subscribeGranted } from '../fixtures/mqtt.js'
+import { DEEP, MIB, deepFrame, nested, nestedObject } from '../fixtures/hostile-frames.js'
 
 const login = { username: ADMIN.login, password: ADMIN.password }
 const v5 = (options: IClientOptions = {}): IClientOptions => ({ protocolVersion: 5, ...options })
@@ -269,4 +270,22 @@ t.test('QoS 2 requests; a QoS 2 publish outside dh/ is refused in its PUBREC', a
   t.match((await reply).payload, { status: 'success', requestId: 'q2', current: { login: ADMIN.login } })
   await t.rejects(client.publishAsync('elsewhere/x', 'x', { qos: 2 }), { code: 0x87 }, 'PUBREC 0x87 outside dh/')
   t.ok(client.connected)
+})
+
+t.test('MQTT 5: hostile frames (deep nesting, ~1 MiB deep) are refused on dh/response/error, the connection goes on', async (t) => {
+  const h = await startMqttHarness(t)
+  const client = await connectMqtt(t, h.url, v5(login))
+  const errors = `dh/response/error@${client.options.clientId}`
+  await client.subscribeAsync(errors)
+  const frames = [
+    `{"action":${nested(DEEP)}}`,
+    `{"action":"server/info","requestId":${nestedObject(DEEP)}}`,
+    deepFrame('{"action":"server/info","x":', '}', MIB - 1024)
+  ]
+  for (const frame of frames) {
+    const reply = nextMessage(client, (topic) => topic === errors, 20_000)
+    await client.publishAsync('dh/request', frame)
+    t.match((await reply).payload, { status: 'error', code: 400, error: /nested too deeply/ }, `${frame.length} bytes`)
+  }
+  t.equal((await request(client, { action: 'server/info' })).status, 'success')
 })
