@@ -1,6 +1,6 @@
 /**
- * Telemetry publishes under a principal verified once a second (lib/mqtt/mqtt-session.ts,
- * telemetryPrincipal): rights lost count at the very next publish (the `revoke` drops it), and a
+ * Telemetry publishes under a principal verified once a second (lib/mqtt/mqtt-telemetry.ts,
+ * MqttTelemetry.principal): rights lost count at the very next publish (the `revoke` drops it), and a
  * refusal under the reused principal is checked again under a fresh one.
  */
 import t from 'tap'
