@@ -143,7 +143,10 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   // The MQTT gauges read the endpoint made after the app (its WebSocket route needs the app).
   const metrics = options.metrics === undefined || options.metrics === false || options.mqtt === undefined || options.mqtt === false
     ? options.metrics
-    : { ...(options.metrics === true ? {} : options.metrics), mqtt: { clients: () => mqtt?.server.clients ?? 0, subscriptions: () => mqtt?.server.subscriptions ?? 0 } }
+    : {
+      ...(options.metrics === true ? {} : options.metrics),
+      mqtt: { clients: () => mqtt?.server.clients ?? 0, subscriptions: () => mqtt?.server.subscriptions ?? 0 }
+    }
   let app: FastifyInstance
   try {
     app = await buildServer({

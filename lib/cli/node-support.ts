@@ -20,6 +20,8 @@ export const FIRST_SUPPORTED_MINOR: Readonly<Record<number, number>> = { 22: 13 
 export function unsupportedNodeMessage (nodeVersion: string = process.versions.node): string | undefined {
   const [major = 0, minor = 0] = nodeVersion.split('.').map((part) => Number.parseInt(part, 10))
   if (SUPPORTED_NODE_MAJORS.includes(major) && minor >= (FIRST_SUPPORTED_MINOR[major] ?? 0)) return undefined
-  const names = SUPPORTED_NODE_MAJORS.map((line) => FIRST_SUPPORTED_MINOR[line] === undefined ? String(line) : `${line}.${FIRST_SUPPORTED_MINOR[line]}+`)
+  const names = SUPPORTED_NODE_MAJORS.map((line) => FIRST_SUPPORTED_MINOR[line] === undefined
+    ? String(line)
+    : `${line}.${FIRST_SUPPORTED_MINOR[line]}+`)
   return `devicehub: Node.js ${nodeVersion} is not supported; use Node.js ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`
 }

@@ -88,7 +88,8 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
     say('this password is shown only once: keep it now (lost it? devicehub user passwd)')
   }
   say('get a token:')
-  say(`  curl -s -X POST ${server.url}/token -H 'Content-Type: application/json' -d '{"login":"${bootstrap.adminLogin}","password":"<password>"}'`)
+  say(`  curl -s -X POST ${server.url}/token -H 'Content-Type: application/json' ` +
+    `-d '{"login":"${bootstrap.adminLogin}","password":"<password>"}'`)
 
   let stopping = false
   const stop = (signal: string): void => {

@@ -39,7 +39,9 @@ export interface SimulateSummary {
 const TICK_MS = 100
 
 async function connect (options: SimulateOptions): Promise<{ client: RestClient, token: string }> {
-  if (options.token !== undefined) return { client: createRestClient({ url: options.url, accessToken: options.token }), token: options.token }
+  if (options.token !== undefined) return {
+    client: createRestClient({ url: options.url, accessToken: options.token }), token: options.token
+  }
   if (options.login === undefined || options.password === undefined) {
     throw new Error('give --token, or --login and --password')
   }
@@ -116,7 +118,9 @@ export async function runSimulation (options: SimulateOptions, io: CliIo, stop: 
       const sends: Array<Promise<unknown>> = []
       for (; due >= 1; due--) {
         const device = devices[next++ % devices.length]!
-        sends.push(client.sendNotification(device.deviceId, { notification: 'simulated', parameters: { seq: notifications + sends.length + 1 } })
+        sends.push(client.sendNotification(
+          device.deviceId, { notification: 'simulated', parameters: { seq: notifications + sends.length + 1 } }
+        )
           .then(() => { notifications++ }, onError))
       }
       await Promise.all([...sends, new Promise((resolve) => setTimeout(resolve, TICK_MS))])

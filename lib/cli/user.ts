@@ -20,7 +20,9 @@ import { openStore } from '../store/open-store.js'
 import type { CliIo } from './cli-io.js'
 
 const ROLE_NAMES: Record<number, string> = { [UserRole.Administrator]: 'admin', [UserRole.Client]: 'client' }
-const STATUS_NAMES: Record<number, string> = { [UserStatus.Active]: 'active', [UserStatus.LockedOut]: 'locked', [UserStatus.Disabled]: 'disabled' }
+const STATUS_NAMES: Record<number, string> = {
+  [UserStatus.Active]: 'active', [UserStatus.LockedOut]: 'locked', [UserStatus.Disabled]: 'disabled'
+}
 
 /** Opens an existing database; a SQLite path that does not exist is an error, not a new file. */
 async function openExisting (location: string): Promise<KyselyStore> {
@@ -58,7 +60,9 @@ function choosePassword (given: string | undefined, io: CliIo): { password: stri
  */
 export function registerUserCommands (program: Command, io: CliIo, dbOption: () => Option): void {
   const user = program.command('user').description('manage user accounts directly in the database (create, passwd, list, unlock)')
-  const passwordOption = (): Option => new Option('--password <password>', 'the password (else DEVICEHUB_USER_PASSWORD, else generated and printed once)')
+  const passwordOption = (): Option => new Option(
+    '--password <password>', 'the password (else DEVICEHUB_USER_PASSWORD, else generated and printed once)'
+  )
 
   user.command('create')
     .description('create a user')
@@ -74,7 +78,8 @@ export function registerUserCommands (program: Command, io: CliIo, dbOption: () 
         if (await store.users.findByLogin(login) !== undefined) throw new Error(UserMessages.duplicate)
         const role = options.role === 'admin' ? UserRole.Administrator : UserRole.Client
         const id = await store.users.insert({
-          login, passwordHash: await hashPassword(password), role, status: UserStatus.Active, data: null, introReviewed: false, allDeviceTypesAvailable: true
+          login, passwordHash: await hashPassword(password), role, status: UserStatus.Active, data: null, introReviewed: false,
+          allDeviceTypesAvailable: true
         })
         io.out(`created ${options.role} '${login}' (id ${id})`)
         if (generated) io.out(`password: ${password}`)

@@ -63,8 +63,12 @@ export interface RestClient {
   /** Any request; `query` values are joined with commas when they are lists. */
   request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<T>
   info(): Promise<{ serverTimestamp: string, apiVersion: string, webSocketServerUrl?: string }>
-  putDevice(id: string, body: { name?: string, data?: JsonObject | null, networkId?: number, deviceTypeId?: number, isBlocked?: boolean }): Promise<void>
-  sendCommand(deviceId: string, body: { command: string, parameters?: JsonObject, lifetime?: number, status?: string }): Promise<CommandInsertView>
+  putDevice(
+    id: string, body: { name?: string, data?: JsonObject | null, networkId?: number, deviceTypeId?: number, isBlocked?: boolean }
+  ): Promise<void>
+  sendCommand(
+    deviceId: string, body: { command: string, parameters?: JsonObject, lifetime?: number, status?: string }
+  ): Promise<CommandInsertView>
   getCommand(deviceId: string, id: number): Promise<CommandView>
   updateCommand(deviceId: string, id: number, body: { status?: string, result?: JsonObject | null }): Promise<void>
   /** Long poll for new commands of one device (`[]` on timeout). */
@@ -142,7 +146,8 @@ export function createRestClient (options: RestClientOptions): RestClient {
     sendCommand: (deviceId, body) => request('POST', `${device(deviceId)}/command`, { body }),
     getCommand: (deviceId, id) => request('GET', `${device(deviceId)}/command/${id}`),
     updateCommand: (deviceId, id, body) => request('PUT', `${device(deviceId)}/command/${id}`, { body }),
-    pollCommands: async (deviceId, o) => (await request<CommandView[] | undefined>('GET', `${device(deviceId)}/command/poll`, pollQuery(o))) ?? [],
+    pollCommands: async (deviceId, o) =>
+      (await request<CommandView[] | undefined>('GET', `${device(deviceId)}/command/poll`, pollQuery(o))) ?? [],
     waitForUpdate: async (deviceId, id, o = {}) => {
       const answer = await request<CommandView | undefined>('GET', `${device(deviceId)}/command/${id}/poll`, {
         query: { waitTimeout: o.waitTimeout },

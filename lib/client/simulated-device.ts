@@ -55,7 +55,8 @@ export interface SimulatedDevice {
 }
 
 function isStatusReply (reply: CommandReply): reply is { status: string, result?: JsonObject | null } {
-  return typeof reply === 'object' && reply !== null && typeof reply.status === 'string' && Object.keys(reply).every((k) => k === 'status' || k === 'result')
+  return typeof reply === 'object' && reply !== null && typeof reply.status === 'string' &&
+    Object.keys(reply).every((k) => k === 'status' || k === 'result')
 }
 
 async function answer (behaviour: Behaviour, command: CommandView): Promise<{ status: string, result: JsonObject | null }> {
@@ -137,7 +138,9 @@ export function createSimulatedDevice (options: SimulatedDeviceOptions): Simulat
    * Resolves once subscribed; `socket.closed` tells when it ends.
    */
   async function openSession (cursor: { value: string }, answered: Set<number>): Promise<WebSocketClient> {
-    if (options.webSocketUrl === undefined || options.token === undefined) throw new Error('transport websocket needs webSocketUrl and token')
+    if (options.webSocketUrl === undefined || options.token === undefined) {
+      throw new Error('transport websocket needs webSocketUrl and token')
+    }
     const session = await connectWebSocket(options.webSocketUrl, options.token)
     let queue = Promise.resolve()
     await session.subscribe('command/subscribe', { deviceId, timestamp: cursor.value }, (push) => {
@@ -183,7 +186,9 @@ export function createSimulatedDevice (options: SimulatedDeviceOptions): Simulat
   async function run (cursor: string): Promise<void> {
     while (!controller.signal.aborted) {
       try {
-        const commands = await client.pollCommands(deviceId, { timestamp: cursor, waitTimeout: options.waitTimeout ?? 30, signal: controller.signal })
+        const commands = await client.pollCommands(
+          deviceId, { timestamp: cursor, waitTimeout: options.waitTimeout ?? 30, signal: controller.signal }
+        )
         for (const command of commands) {
           if (controller.signal.aborted) return
           await client.updateCommand(deviceId, command.id, await answer(behaviour, command))

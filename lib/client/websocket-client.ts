@@ -19,7 +19,9 @@ export interface WebSocketClient {
   /** Sends an action and resolves with its `success` reply (rejects with the `error` one). */
   request<T extends Record<string, unknown> = Record<string, unknown>>(action: string, fields?: Record<string, unknown>): Promise<T>
   /** Subscribes (`command/subscribe`, `notification/subscribe`); `onPush` gets each push. */
-  subscribe(action: 'command/subscribe' | 'notification/subscribe', fields: Record<string, unknown>, onPush: (push: Push) => void): Promise<number>
+  subscribe(
+    action: 'command/subscribe' | 'notification/subscribe', fields: Record<string, unknown>, onPush: (push: Push) => void
+  ): Promise<number>
   /** Resolves when the connection closes, with the close code. */
   readonly closed: Promise<number>
   close(): Promise<void>

@@ -186,7 +186,9 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const auth = createAuthService({ store, jwt: createJwtCodec(secret, options.jwtKeyDerivation), clock, lifetimes, bus })
   const startupWarnings = [jwtKeyWarning(secret, options.jwtKeyDerivation)].filter((w) => w !== undefined)
   for (const warning of startupWarnings) logger.warn(warning)
-  const runBootstrap = (): Promise<BootstrapResult> => ensureInitialData(store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password })
+  const runBootstrap = (): Promise<BootstrapResult> => ensureInitialData(
+    store, { adminLogin: options.admin?.login, adminPassword: options.admin?.password }
+  )
   const initialisation = await createInitialisation(runBootstrap, {
     deferred: options.deferBootstrap === true,
     placeholder: { created: false, adminLogin: (options.admin?.login ?? 'dhadmin').trim() }
@@ -198,7 +200,9 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const recorder = createStatsRecorder(() => waiters.size, ordered?.stats, auth.loginStats)
   // Listeners hear the bus in log order; writers append to the log.
   const orderedBus = ordered?.bus ?? bus
-  const log = createMessageLog({ store, bus: orderedBus, clock, channel: ordered?.channel, order: ordered?.order, onWritten: recorder.written })
+  const log = createMessageLog({
+    store, bus: orderedBus, clock, channel: ordered?.channel, order: ordered?.order, onWritten: recorder.written
+  })
   const router = createRouter(orderedBus)
   const presence = createPresence({ store, log, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })
@@ -230,7 +234,10 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     },
     whenInitialised: () => initialisation.settled(),
     health: () => checkHealth({
-      store, busConnected: () => busConnected, closing: () => closing !== undefined || waiters.closed, initialised: () => initialisation.done
+      store,
+      busConnected: () => busConnected,
+      closing: () => closing !== undefined || waiters.closed,
+      initialised: () => initialisation.done
     }),
     stats: recorder.stats,
     tokens: auth,

@@ -36,7 +36,9 @@ export const Messages = {
   invalidParameters: 'Invalid request parameters',
   objectIsNull: 'Error! Validation failed: Object is null',
   notJsonObject: "'parameters' must be JSON Object!",
-  conflict: 'Posted data conflicts with internal state. Retry again if you are sure that data is correct. Consider not forcing server to do implicit operations, e.g. avoid device class or network updates or replacing equipment set during device registration.',
+  conflict: 'Posted data conflicts with internal state. Retry again if you are sure that data is correct. ' +
+    'Consider not forcing server to do implicit operations, e.g. avoid device class or network updates or replacing ' +
+    'equipment set during device registration.',
   internal: 'Internal server error'
 } as const
 

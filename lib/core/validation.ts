@@ -9,7 +9,8 @@ const VALIDATION_PREFIX = 'Error! Make sure, that the passed object is correct a
 
 /** Java's bean-validation text: the prefix, then one line per violation. */
 export function validationMessage (violations: ReadonlyArray<{ property: string, value: unknown, message: string }>): string {
-  const lines = violations.map((v) => `On property ${v.property} (value: ${v.value === undefined ? 'null' : String(v.value)}): ${v.message} ; `)
+  const lines = violations.map((v) =>
+    `On property ${v.property} (value: ${v.value === undefined ? 'null' : String(v.value)}): ${v.message} ; `)
   return `${VALIDATION_PREFIX}\n${lines.join('\n')}`
 }
 

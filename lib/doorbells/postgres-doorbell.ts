@@ -131,7 +131,10 @@ function isRecordOf (event: MessageEvent, record: unknown): record is NonNullabl
  * const off = bus.subscribe((event) => console.log(event.kind))
  * await store.transaction(async (tx) => {
  *   const row = await tx.notifications.insert(input)
- *   await bus.publish({ kind: 'notification', id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId, name: row.notification }, tx)
+ *   await bus.publish({
+ *     kind: 'notification', id: row.id, deviceId: row.deviceId, networkId: row.networkId, deviceTypeId: row.deviceTypeId,
+ *     name: row.notification
+ *   }, tx)
  * })
  * off()
  * await bus.close()
@@ -168,7 +171,9 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
   }
 
   const connect = async (): Promise<void> => {
-    const candidate = new pg.Client({ connectionString: url, application_name: applicationName, keepAlive: true, keepAliveInitialDelayMillis: 10_000 })
+    const candidate = new pg.Client({
+      connectionString: url, application_name: applicationName, keepAlive: true, keepAliveInitialDelayMillis: 10_000
+    })
     candidate.on('notification', onNotification)
     candidate.on('error', (error) => lost(candidate, error))
     candidate.on('end', () => lost(candidate, undefined))

@@ -113,7 +113,9 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
         ...(options.logger === true ? {} : options.logger),
         redact: { paths: ['req.headers.authorization', 'password', 'refreshToken', 'accessToken'], remove: true },
         serializers: {
-          req: (req: { method: string, url: string, ip?: string, id?: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url), remoteAddress: req.ip })
+          req: (req: { method: string, url: string, ip?: string, id?: string }) => ({
+            id: req.id, method: req.method, url: redactUrl(req.url), remoteAddress: req.ip
+          })
         }
       }
   const requestTimeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS

@@ -61,7 +61,10 @@ export function installErrorHandler (app: FastifyInstance): void {
     const known = error.code === undefined ? undefined : FASTIFY_ERRORS[error.code]
     if (known !== undefined) return sendError(reply, known.status, known.message)
     if (error instanceof SyntaxError || (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500)) {
-      return sendError(reply, error.statusCode ?? 400, error.statusCode === 400 || error.statusCode === undefined ? Messages.invalidParameters : error.message)
+      return sendError(
+        reply, error.statusCode ?? 400,
+        error.statusCode === 400 || error.statusCode === undefined ? Messages.invalidParameters : error.message
+      )
     }
     request.log.error({ err: error }, 'unhandled error')
     return sendError(reply, 500, Messages.internal)

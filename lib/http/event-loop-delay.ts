@@ -64,7 +64,10 @@ export function installEventLoopDelay (registry: Registry): EventLoopDelayMetric
      * What prom-client's registry reads for the text format, and its `get()` for JSON (the method
      * exists on prom-client's Histogram, not in its types): our cumulative buckets, not observe()'s.
      */
-    async getForPromString (): Promise<{ name: string, help: string, type: string, aggregator: string, values: Array<{ metricName: string, labels: Record<string, string | number>, sharedLabels: Record<string, never>, value: number }> }> {
+    async getForPromString (): Promise<{
+      name: string, help: string, type: string, aggregator: string,
+      values: Array<{ metricName: string, labels: Record<string, string | number>, sharedLabels: Record<string, never>, value: number }>
+    }> {
       fold()
       return {
         name,

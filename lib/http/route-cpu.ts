@@ -26,7 +26,8 @@ export function installRouteCpu (app: FastifyInstance, registry: Registry): void
   const charged: Array<{ method: string, route: string, micros: number }> = []
   new Counter({
     name: 'devicehub_http_route_cpu_seconds_total',
-    help: 'Process CPU time (user + system) charged to HTTP requests by route: the CPU used while requests are in flight, split equally among them',
+    help: 'Process CPU time (user + system) charged to HTTP requests by route: ' +
+      'the CPU used while requests are in flight, split equally among them',
     labelNames: ['method', 'route'] as const,
     registers: [registry],
     collect () {

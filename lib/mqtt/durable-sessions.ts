@@ -40,7 +40,9 @@ export interface DurableTarget {
   /** Who is behind the session: only users' sessions are durable (not anonymous clients', not plugins'). */
   readonly principal: Principal | undefined
   /** Opens an event topic's subscription (started after the CONNACK); `after` resumes commands from that cursor. */
-  subscribeTopic(topic: string, event: EventTopic, filter: EventFilter, qos: number, after?: number): Promise<{ granted: 0 | 1 } | { refused: string }>
+  subscribeTopic(
+    topic: string, event: EventTopic, filter: EventFilter, qos: number, after?: number
+  ): Promise<{ granted: 0 | 1 } | { refused: string }>
   /** A response topic, `dh/response/<action>@<clientId>`, as subscribed. */
   subscribeResponse(topic: string): void
 }
@@ -169,7 +171,9 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
       const result = await session.subscribeTopic(subscription.topic, parsed.event, parsed.filter, subscription.qos, after)
       if ('refused' in result) {
         // The user lost the rights to it since (or the device is gone): the subscription goes.
-        logger.info({ clientId: state.key.clientId, topic: subscription.topic, reason: result.refused }, 'mqtt session: stored subscription dropped')
+        logger.info(
+          { clientId: state.key.clientId, topic: subscription.topic, reason: result.refused }, 'mqtt session: stored subscription dropped'
+        )
         write(state.key, 'unsubscribe', () => store.mqttSessions.unsubscribe(state.key, subscription.topic))
       } else if (after !== undefined) {
         state.topics.add(subscription.topic)

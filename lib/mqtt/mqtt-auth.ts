@@ -27,7 +27,9 @@ const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/
 async function withToken (hub: DeviceHub, token: string): Promise<ConnectAuth> {
   const result = await hub.tokens.verifyAccessToken(token)
   if ('failure' in result) {
-    return { kind: 'refused', returnCode: CONNACK.notAuthorized, message: result.failure === 'expired' ? 'Token expired' : 'Invalid credentials' }
+    return {
+      kind: 'refused', returnCode: CONNACK.notAuthorized, message: result.failure === 'expired' ? 'Token expired' : 'Invalid credentials'
+    }
   }
   await hub.tokens.noteSessionLogin(result.principal)
   return { kind: 'authenticated', principal: result.principal, token }
@@ -40,11 +42,16 @@ async function withToken (hub: DeviceHub, token: string): Promise<ConnectAuth> {
  * await connectAuth(hub, 'dhadmin', Buffer.from('secret'), '10.0.0.7') // { kind: 'authenticated', ... }
  * await connectAuth(hub, undefined, undefined, '10.0.0.7')             // { kind: 'anonymous' }
  */
-export async function connectAuth (hub: DeviceHub, username: string | undefined, password: Buffer | undefined, address: string | undefined): Promise<ConnectAuth> {
+export async function connectAuth (
+  hub: DeviceHub, username: string | undefined, password: Buffer | undefined, address: string | undefined
+): Promise<ConnectAuth> {
   const secret = password?.toString('utf8')
   if ((username === undefined || username === '') && (secret === undefined || secret === '')) return { kind: 'anonymous' }
   if (secret === undefined || secret === '') {
-    return { kind: 'refused', returnCode: CONNACK.badUsernameOrPassword, message: 'A username needs a password (or an access token as the password)' }
+    return {
+      kind: 'refused', returnCode: CONNACK.badUsernameOrPassword,
+      message: 'A username needs a password (or an access token as the password)'
+    }
   }
   try {
     if (JWT_SHAPE.test(secret)) return await withToken(hub, secret)
@@ -52,7 +59,9 @@ export async function connectAuth (hub: DeviceHub, username: string | undefined,
     return await withToken(hub, accessToken)
   } catch (error) {
     if (isDeviceHubError(error)) {
-      const returnCode = error.code === 'TOO_MANY_REQUESTS' || error.code === 'UNAVAILABLE' ? CONNACK.serverUnavailable : CONNACK.badUsernameOrPassword
+      const returnCode = error.code === 'TOO_MANY_REQUESTS' || error.code === 'UNAVAILABLE'
+        ? CONNACK.serverUnavailable
+        : CONNACK.badUsernameOrPassword
       return { kind: 'refused', returnCode, message: error.message }
     }
     throw error

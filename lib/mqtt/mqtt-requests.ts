@@ -90,7 +90,9 @@ export class MqttRequests {
         ? await this.authenticate(frame.token)
         : telemetry
           ? await host.runTelemetry(handler, frame)
-          : await handler.run({ hub: host.hub, session: host.session, principal: handler.public === true ? host.principal() : await host.recheck() }, frame)
+          : await handler.run(
+            { hub: host.hub, session: host.session, principal: handler.public === true ? host.principal() : await host.recheck() }, frame
+          )
       const reply = result instanceof SubscribeReply ? { subscriptionId: result.subscriptionId } : result
       if (replyOnSuccess) host.reply(action, successFrame(action, requestId, reply))
       if (result instanceof SubscribeReply) result.start()

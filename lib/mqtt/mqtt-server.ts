@@ -59,8 +59,15 @@ export interface MqttServer {
 /** Where a client publish goes once handled: a `$` topic no filter matches, so no one gets it. */
 const DISCARDED = '$devicehub/handled'
 
+/** Logged when aedes' parser is not the one packet-limit.ts knows how to bound. */
+const UNBOUNDED_PACKETS = 'mqtt: the packet size limit is not enforced (unexpected aedes parser)'
+
 function refusal (returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode })
+}
+
+function clientIdTooLong (max: number): AuthenticateError {
+  return refusal(CONNACK.identifierRejected, `Client id longer than ${max}`)
 }
 
 /** The client's address: the one the HTTP layer named (MQTT over WebSocket behind a trusted proxy), else the socket's. */
@@ -72,7 +79,9 @@ function addressOf (client: Client, named: WeakMap<object, string>): string | un
 type Sessions = WeakMap<Client, MqttSession>
 
 /** Every publish of a client: handled by its session (a request, telemetry), or refused. */
-function authorizePublish (sessions: Sessions, client: Client | null, packet: PublishPacket, callback: (error?: Error | null) => void): void {
+function authorizePublish (
+  sessions: Sessions, client: Client | null, packet: PublishPacket, callback: (error?: Error | null) => void
+): void {
   const session = client === null ? undefined : sessions.get(client)
   if (session === undefined) {
     callback(new Error('Not connected'))
@@ -95,7 +104,10 @@ function authorizePublish (sessions: Sessions, client: Client | null, packet: Pu
 }
 
 /** A topic filter is a response topic, a core subscription of this client's own, or refused (0x80). */
-function authorizeSubscribe (sessions: Sessions, logger: FastifyBaseLogger, client: Client, subscription: Subscription, callback: (error: Error | null, subscription?: Subscription | null) => void): void {
+function authorizeSubscribe (
+  sessions: Sessions, logger: FastifyBaseLogger, client: Client, subscription: Subscription,
+  callback: (error: Error | null, subscription?: Subscription | null) => void
+): void {
   const session = sessions.get(client)
   const parsed = parseTopic(subscription.topic, client.id)
   if (session === undefined || !session.hasRoomForTopic(subscription.topic)) {
@@ -129,7 +141,10 @@ function byProtocol (stream: Duplex, limits: MqttLimits, mqtt5: Map<object, Mqtt
       serve(stream)
       return
     }
-    const front = createMqtt5FrontEnd(stream, { maxPacketBytes: limits.maxPacketBytes, maxKeepAliveSeconds: limits.maxKeepAliveSeconds, receiveMaximum: limits.maxInflightInbound })
+    const front = createMqtt5FrontEnd(
+      stream,
+      { maxPacketBytes: limits.maxPacketBytes, maxKeepAliveSeconds: limits.maxKeepAliveSeconds, receiveMaximum: limits.maxInflightInbound }
+    )
     mqtt5.set(front.inner, front)
     front.inner.once('close', () => mqtt5.delete(front.inner))
     // Over WebSocket, the shutdown closes the socket before this server's close() runs.
@@ -170,7 +185,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
 
   async function authenticate (client: Client, username: string | undefined, password: Buffer | undefined): Promise<MqttSession> {
     if (!await initialisedWithin(hub, limits.startupWaitMs)) throw refusal(CONNACK.serverUnavailable, 'The server is starting')
-    if (client.id.length > limits.maxClientIdLength) throw refusal(CONNACK.identifierRejected, `Client id longer than ${limits.maxClientIdLength}`)
+    if (client.id.length > limits.maxClientIdLength) throw clientIdTooLong(limits.maxClientIdLength)
     const auth = await connectAuth(hub, username, password, addressOf(client, addresses))
     if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
     const principal = auth.kind === 'authenticated' ? auth.principal : undefined
@@ -259,7 +274,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       }
       if (named !== undefined) addresses.set(served, named)
       const client = broker.handle(served, request)
-      if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn('mqtt: the packet size limit is not enforced (unexpected aedes parser)')
+      if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn(UNBOUNDED_PACKETS)
     })
   }
 

@@ -80,7 +80,9 @@ export async function startMqtt (
           warnings.push(warning)
           return
         }
-        if (isAddressInUse(error)) throw new Error(`MQTT port ${port} is in use (--mqtt-port / DEVICEHUB_MQTT_PORT): choose another, or off`)
+        if (isAddressInUse(error)) {
+          throw new Error(`MQTT port ${port} is in use (--mqtt-port / DEVICEHUB_MQTT_PORT): choose another, or off`)
+        }
         throw error
       }
     },

@@ -78,7 +78,9 @@ export function parseTopic (topic: string, clientId?: string): ParsedTopic {
   const levels = body.split('/')
   if (levels[1] === 'response') {
     const action = levels.slice(2).join('/')
-    if (action === '' || action.includes('+') || action.includes('#')) return { kind: 'invalid', reason: 'a response topic names its action' }
+    if (action === '' || action.includes('+') || action.includes('#')) return {
+      kind: 'invalid', reason: 'a response topic names its action'
+    }
     if (owner === undefined) return { kind: 'invalid', reason: 'a response topic ends with @<your client id>' }
     return { kind: 'response', action }
   }

@@ -127,7 +127,8 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     const translated = brokerConnect(packet, options)
     connect = translated.info
     if (packet.properties?.authenticationMethod !== undefined) {
-      void fail(REASON.badAuthenticationMethod, 'Enhanced authentication is not supported: a username and password, or an access token as the password')
+      void fail(REASON.badAuthenticationMethod,
+        'Enhanced authentication is not supported: a username and password, or an access token as the password')
       return
     }
     toBroker(translated.connect)

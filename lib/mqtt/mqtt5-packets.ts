@@ -106,7 +106,10 @@ export function clientConnack (packet: IConnackPacket, info: ConnectInfo, server
  * clientSuback({ cmd: 'suback', messageId: 1, granted: [0, 128] }, ['dh/command/#', 'x/#'], 'c1') // granted [0, 0x8f]
  */
 export function clientSuback (packet: ISubackPacket, topics: readonly string[], clientId: string): Packet {
-  return { cmd: 'suback', messageId: packet.messageId, granted: packet.granted.map((code, i) => subackReason(Number(code), topics[i] ?? '', clientId)) }
+  return {
+    cmd: 'suback', messageId: packet.messageId,
+    granted: packet.granted.map((code, i) => subackReason(Number(code), topics[i] ?? '', clientId))
+  }
 }
 
 /** What becomes of a client packet: one for aedes, an answer to the client, or the connection's end. */
@@ -125,7 +128,9 @@ const OUTSIDE_DH = 'Only DeviceHive topics (dh/...) are served'
 export function brokerPacket (packet: Packet): Inbound {
   switch (packet.cmd) {
     case 'publish': {
-      if (packet.properties?.topicAlias !== undefined) return { refused: REASON.topicAliasInvalid, reason: 'Topic aliases are not supported (topic alias maximum 0)' }
+      if (packet.properties?.topicAlias !== undefined) return {
+        refused: REASON.topicAliasInvalid, reason: 'Topic aliases are not supported (topic alias maximum 0)'
+      }
       if (!packet.topic.startsWith('dh/')) {
         if (packet.qos === 0) return { refused: REASON.notAuthorized, reason: OUTSIDE_DH }
         // No reason string: a client may have asked for none outside DISCONNECT (request problem information 0).
@@ -135,7 +140,9 @@ export function brokerPacket (packet: Packet): Inbound {
       return { packet: { cmd: 'publish', topic, payload, qos, retain, dup, ...(qos > 0 ? { messageId } : {}) } }
     }
     case 'subscribe':
-      return { packet: { cmd: 'subscribe', messageId: packet.messageId, subscriptions: packet.subscriptions.map((s) => ({ topic: s.topic, qos: s.qos })) } }
+      return { packet: {
+        cmd: 'subscribe', messageId: packet.messageId, subscriptions: packet.subscriptions.map((s) => ({ topic: s.topic, qos: s.qos }))
+      } }
     case 'unsubscribe':
       return { packet: { cmd: 'unsubscribe', messageId: packet.messageId, unsubscriptions: packet.unsubscriptions } }
     case 'puback':
@@ -149,7 +156,9 @@ export function brokerPacket (packet: Packet): Inbound {
     case 'auth':
       return { refused: REASON.protocolError, reason: 'Enhanced authentication (AUTH) is not supported' }
     default:
-      return { refused: REASON.protocolError, reason: packet.cmd === 'connect' ? 'A second CONNECT' : `A client does not send ${packet.cmd}` }
+      return {
+        refused: REASON.protocolError, reason: packet.cmd === 'connect' ? 'A second CONNECT' : `A client does not send ${packet.cmd}`
+      }
   }
 }
 

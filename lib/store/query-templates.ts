@@ -41,7 +41,9 @@ export interface QueryTemplates {
   run<R>(db: QueryRunner, key: string, build: (slot: SlotOf) => Compilable<R>, values: readonly unknown[]): Promise<R[]>
 }
 
-const OPERATIONS: Record<string, string> = { SelectQueryNode: 'select', InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete' }
+const OPERATIONS: Record<string, string> = {
+  SelectQueryNode: 'select', InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete'
+}
 
 /**
  * @example
@@ -65,7 +67,9 @@ export function createQueryTemplates (timing?: QueryTiming): QueryTemplates {
       if (template === undefined) templates.set(key, template = compile(build))
       const parameters = template.parameters.map((p) => 'index' in p ? values[p.index] : p.value)
       const query = CompiledQuery.raw(template.sql, parameters)
-      const result = timing === undefined ? await db.executeQuery<R>(query) : await timing.time(template.operation, () => db.executeQuery<R>(query))
+      const result = timing === undefined
+        ? await db.executeQuery<R>(query)
+        : await timing.time(template.operation, () => db.executeQuery<R>(query))
       return result.rows
     }
   }

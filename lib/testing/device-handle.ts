@@ -82,7 +82,9 @@ export function createDeviceHandle (options: DeviceHandleOptions): DeviceHandle 
       for (;;) {
         const remaining = timeout - (Date.now() - started)
         if (remaining <= 0) break
-        const updated = await admin.waitForUpdate(id, inserted.id, { waitTimeout: Math.min(60, Math.ceil(remaining / 1000)), signal: deadline })
+        const updated = await admin.waitForUpdate(
+          id, inserted.id, { waitTimeout: Math.min(60, Math.ceil(remaining / 1000)), signal: deadline }
+        )
         if (updated === null) continue
         // The update committed; the device's answer to its own request may still be on its way.
         await options.answered?.(updated.id, deadline)

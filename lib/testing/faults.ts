@@ -154,7 +154,9 @@ export function installFaults (app: FastifyInstance, options: FaultOptions): Fau
     if (rules.length === 0 || exempt(request)) return
     const device = deviceOfRequest(request.url)
     const url = redactUrl(request.url)
-    const refuse = rules.some((r) => r.kind === 'refuse-connection' && r.device !== undefined) ? take('refuse-connection', device) : undefined
+    const refuse = rules.some((r) => r.kind === 'refuse-connection' && r.device !== undefined)
+      ? take('refuse-connection', device)
+      : undefined
     if (refuse !== undefined) {
       fire('refuse-connection', { device, url })
       reply.hijack()

@@ -120,7 +120,10 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
         })
         app.addHook('onResponse', async (request, reply) => {
           const device = deviceOfRequest(request.url)
-          transcript.write({ type: 'request', method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), device })
+          transcript.write({
+            type: 'request', method: request.method, url: redactUrl(request.url), status: reply.statusCode,
+            ms: Math.round(reply.elapsedTime), device
+          })
         })
       }
     })
@@ -178,7 +181,9 @@ export async function createTestRig (options: TestRigOptions = {}): Promise<Test
       const { transport, ...deviceProps } = props
       // `command()` resolves once the device has its update's answer too: `handled` counts it then.
       const answering: { sim?: SimulatedDevice } = {}
-      const handle = await device(id, deviceProps, (commandId, signal) => answering.sim?.whenAnswered(commandId, signal) ?? Promise.resolve())
+      const handle = await device(
+        id, deviceProps, (commandId, signal) => answering.sim?.whenAnswered(commandId, signal) ?? Promise.resolve()
+      )
       const sim = answering.sim = createSimulatedDevice({
         client: handle.client,
         deviceId: id,

@@ -118,7 +118,13 @@ function deviceOf (frame: Record<string, unknown> | undefined): string | undefin
 
 /** A frame that is not a JSON object: its size only (its text may hold anything). */
 function unreadable (data: unknown, binary: boolean): TranscriptFrame {
-  const bytes = typeof data === 'string' ? Buffer.byteLength(data) : Buffer.isBuffer(data) ? data.length : Array.isArray(data) ? data.reduce((n: number, b: Buffer) => n + b.length, 0) : data instanceof ArrayBuffer ? data.byteLength : undefined
+  const bytes = typeof data === 'string'
+    ? Buffer.byteLength(data)
+    : Buffer.isBuffer(data)
+      ? data.length
+      : Array.isArray(data)
+        ? data.reduce((n: number, b: Buffer) => n + b.length, 0)
+        : data instanceof ArrayBuffer ? data.byteLength : undefined
   return { unreadable: binary ? 'binary' : 'not a JSON object', bytes }
 }
 

@@ -59,7 +59,9 @@ export function deviceNotFound (deviceId: string): Error {
  * @example
  * const device = checkDeviceTarget(principal, id, await store.devices.findById(id))
  */
-export function checkDeviceTarget<T extends { networkId: number, deviceTypeId: number }> (principal: Principal, deviceId: string, device: T | undefined): T {
+export function checkDeviceTarget<T extends { networkId: number, deviceTypeId: number }> (
+  principal: Principal, deviceId: string, device: T | undefined
+): T {
   if (principal.kind === 'plugin') throw forbidden()
   const visible = device !== undefined && scopeAllowsDevice(principal.scope, device)
   if (!principal.fullScope) {

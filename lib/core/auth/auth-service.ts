@@ -119,6 +119,9 @@ export interface AuthServiceOptions {
 
 const DEFAULT_LAST_LOGIN_TIMEOUT_MS = 1000
 const INVALID_CREDENTIALS = 'Invalid credentials'
+/** DeviceHive's words for a token request without a user id (its bean validation message). */
+const NULL_USER_ID = 'Error! Make sure, that the passed object is correct and properly structured. Validation failed: ' +
+  '\nOn property userId (value: null): must not be null ; '
 // Verified against when the login is unknown, so both answers take the same time.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='
 
@@ -189,7 +192,8 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       if (wait > 0) {
         failures.throttled++
         const seconds = Math.ceil(wait / 1000)
-        throw new DeviceHubError('TOO_MANY_REQUESTS', `Too many failed login attempts. Retry in ${seconds} s`, { retryAfterSeconds: seconds })
+        const message = `Too many failed login attempts. Retry in ${seconds} s`
+        throw new DeviceHubError('TOO_MANY_REQUESTS', message, { retryAfterSeconds: seconds })
       }
       const user = await store.users.findByLogin(name)
       // The same work and the same answer whether the login exists or the password is wrong.
@@ -224,7 +228,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       if (request === undefined) throw badRequest(Messages.objectIsNull)
       const userId = request.userId
       if (typeof userId !== 'number' || !Number.isSafeInteger(userId)) {
-        throw badRequest('Error! Make sure, that the passed object is correct and properly structured. Validation failed: \nOn property userId (value: null): must not be null ; ')
+        throw badRequest(NULL_USER_ID)
       }
       const actions = parseActionList(request.actions)
       const n = parseIdClaim(request.networkIds)
@@ -373,7 +377,8 @@ function createTokenChecks ({ store, jwt, clock }: Pick<AuthServiceOptions, 'sto
   function userPrincipal (token: string, payload: UserTokenPayload, user: UserRecord, assignments: Assignments): UserPrincipal {
     const known = principals.get(token)
     if (known !== undefined && sameUser(known.principal.user, user) &&
-      sameIds(known.assignments.networkIds, assignments.networkIds) && sameIds(known.assignments.deviceTypeIds, assignments.deviceTypeIds)) {
+      sameIds(known.assignments.networkIds, assignments.networkIds) &&
+      sameIds(known.assignments.deviceTypeIds, assignments.deviceTypeIds)) {
       return known.principal
     }
     const principal = createUserPrincipal(user, payload, assignments)

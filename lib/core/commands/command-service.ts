@@ -78,16 +78,23 @@ export interface CommandService {
    */
   subscribe(principal: Principal | undefined, input: CommandSubscribeInput): Promise<MessageStream<CommandView>>
   query(principal: Principal | undefined, input: CommandQueryInput): Promise<CommandView[]>
-  get(principal: Principal | undefined, input: { deviceId: string, commandId: string, returnUpdatedCommands?: boolean }): Promise<CommandView>
+  get(
+    principal: Principal | undefined, input: { deviceId: string, commandId: string, returnUpdatedCommands?: boolean }
+  ): Promise<CommandView>
   insert(principal: Principal | undefined, input: { deviceId: string, body: CommandInsertBody | undefined }): Promise<CommandInsertView>
   /** `parameters`, when given (the MQTT endpoint's `command/update`), replaces the command's; REST and WebSocket never give it (§6.6). */
-  update(principal: Principal | undefined, input: { deviceId: string, commandId: string, body: CommandUpdateBody | undefined, parameters?: unknown }): Promise<void>
+  update(
+    principal: Principal | undefined,
+    input: { deviceId: string, commandId: string, body: CommandUpdateBody | undefined, parameters?: unknown }
+  ): Promise<void>
   /** `GET /device/{deviceId}/command/poll`. */
   poll(principal: Principal | undefined, input: CommandPollOptions & { deviceId: string }): Promise<CommandView[]>
   /** `GET /device/command/poll`. */
   pollMany(principal: Principal | undefined, input: CommandPollOptions & PollTargets): Promise<CommandView[]>
   /** `GET /device/{deviceId}/command/{commandId}/poll`: the updated command, or null (204). */
-  wait(principal: Principal | undefined, input: { deviceId: string, commandId: string, waitTimeout?: number, signal?: Cancellation }): Promise<CommandView | null>
+  wait(
+    principal: Principal | undefined, input: { deviceId: string, commandId: string, waitTimeout?: number, signal?: Cancellation }
+  ): Promise<CommandView | null>
 }
 
 const SORT_FIELDS = { timestamp: 'timestamp', command: 'command', status: 'status' } as const

@@ -48,7 +48,9 @@ export function createConfigurationService (store: Store): ConfigurationService 
       const { value } = requireBody(body)
       const text = typeof value === 'number' || typeof value === 'boolean' ? String(value) : value
       if (typeof text !== 'string' || text.length < 1 || text.length > 128) {
-        throw badRequest(validationMessage([{ property: 'value', value: text, message: 'Value cannot be empty. The length of value should be from 1 to 128 symbols.' }]))
+        throw badRequest(validationMessage([{
+          property: 'value', value: text, message: 'Value cannot be empty. The length of value should be from 1 to 128 symbols.'
+        }]))
       }
       return view(await store.configuration.put(name, text))
     },

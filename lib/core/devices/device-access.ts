@@ -20,7 +20,9 @@ export { deviceNotFound } from '../auth/access.js'
  * @example
  * const device = await loadDeviceInScope(store, principal, Action.GetDevice, 'my-device')
  */
-export async function loadDeviceInScope (store: Store, principal: Principal | undefined, action: Action, deviceId: string): Promise<DeviceRecord> {
+export async function loadDeviceInScope (
+  store: Store, principal: Principal | undefined, action: Action, deviceId: string
+): Promise<DeviceRecord> {
   requireAction(principal, action)
   // A plugin never passes the device check, so it need not read the row.
   if (principal.kind === 'plugin') return checkDeviceTarget<DeviceRecord>(principal, deviceId, undefined)
@@ -44,7 +46,9 @@ export type DeviceCheck = 'scope' | 'found'
  * @example
  * const device = await loadDeviceOrNotFound(store, principal, Action.GetDeviceNotification, id)
  */
-export async function loadDeviceOrNotFound (store: Store, principal: Principal | undefined, action: Action, deviceId: string): Promise<DeviceRecord> {
+export async function loadDeviceOrNotFound (
+  store: Store, principal: Principal | undefined, action: Action, deviceId: string
+): Promise<DeviceRecord> {
   requireAction(principal, action)
   const device = await store.devices.findById(deviceId)
   if (device === undefined || !scopeAllowsDevice(principal.scope, device)) throw deviceNotFound(deviceId)

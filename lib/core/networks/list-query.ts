@@ -29,7 +29,9 @@ export interface ListPage<F extends string> {
  * parseListQuery({ sortField: 'name', sortOrder: 'desc' }, { id: 'id', name: 'name' }, 10000)
  * // { sortField: 'name', sortOrder: 'DESC', take: 10000, skip: 0 }
  */
-export function parseListQuery<F extends string> (input: ListQueryInput, sortFields: Readonly<Record<string, F>>, maxTake: number): ListPage<F> {
+export function parseListQuery<F extends string> (
+  input: ListQueryInput, sortFields: Readonly<Record<string, F>>, maxTake: number
+): ListPage<F> {
   let sortOrder: 'ASC' | 'DESC' | undefined
   if (input.sortOrder !== undefined && input.sortOrder !== '') {
     const order = input.sortOrder.toUpperCase()

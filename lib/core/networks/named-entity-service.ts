@@ -96,7 +96,9 @@ function allows (ids: 'all' | readonly number[], id: number): boolean {
 
 function checkName (value: unknown): string {
   if (typeof value !== 'string' || value.length < 1 || value.length > 128) {
-    throw badRequest(validationMessage([{ property: 'name', value, message: value === undefined || value === null ? 'name field cannot be null.' : NAME_MESSAGE }]))
+    throw badRequest(validationMessage([{
+      property: 'name', value, message: value === undefined || value === null ? 'name field cannot be null.' : NAME_MESSAGE
+    }]))
   }
   return value
 }

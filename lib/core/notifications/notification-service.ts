@@ -81,7 +81,9 @@ export interface NotificationService {
    */
   query(principal: Principal | undefined, input: NotificationQueryInput, check?: DeviceCheck): Promise<NotificationView[]>
   get(principal: Principal | undefined, input: { deviceId: string, id: string }, check?: DeviceCheck): Promise<NotificationView>
-  insert(principal: Principal | undefined, input: { deviceId: string, body: NotificationInsertBody | undefined }): Promise<NotificationInsertView>
+  insert(
+    principal: Principal | undefined, input: { deviceId: string, body: NotificationInsertBody | undefined }
+  ): Promise<NotificationInsertView>
   poll(principal: Principal | undefined, input: NotificationPollOptions & { deviceId: string }): Promise<NotificationView[]>
   pollMany(principal: Principal | undefined, input: NotificationPollOptions & PollTargets): Promise<NotificationView[]>
 }
@@ -121,7 +123,9 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
     const waitSeconds = parseWaitTimeout(options.waitTimeout)
     if (options.signal?.aborted === true || ctx.waiters.closed) return Promise.resolve([])
     const after = options.timestamp === undefined ? undefined : cursorAtClock(options.timestamp)
-    const spec = createStreamSpec(ctx, 'notification', { selector, principal, load, view: sharedView, after, backlogLimit: limit, pageSize: limit })
+    const spec = createStreamSpec(
+      ctx, 'notification', { selector, principal, load, view: sharedView, after, backlogLimit: limit, pageSize: limit }
+    )
     // No await: a parked poll should not keep a suspended frame alive.
     return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
@@ -167,13 +171,18 @@ export function createNotificationService (ctx: ServiceContext): NotificationSer
       const timestamp = parseTimestamp(body.timestamp)
       if (timestamp === null) throw badRequest()
       if (typeof body.notification !== 'string' || body.notification === '') throw badRequest()
-      if (SYSTEM_NOTIFICATIONS.includes(body.notification)) throw forbidden('It\'s forbidden to insert these special notifications: $device-update, $device-add.')
+      if (SYSTEM_NOTIFICATIONS.includes(body.notification)) {
+        throw forbidden('It\'s forbidden to insert these special notifications: $device-update, $device-add.')
+      }
       const device = await loadDeviceInScope(store, principal, Action.CreateDeviceNotification, input.deviceId)
       // Presence first, so a `$device-online` it announces comes before this notification.
       await ctx.presence.seen(device.id)
       const row = await ctx.log.append({
         kind: 'notification',
-        input: { notification: body.notification, deviceId: device.id, networkId: device.networkId, deviceTypeId: device.deviceTypeId, parameters, timestamp }
+        input: {
+          notification: body.notification, deviceId: device.id, networkId: device.networkId, deviceTypeId: device.deviceTypeId, parameters,
+          timestamp
+        }
       })
       return { id: row.id, timestamp: formatTimestamp(row.timestamp) }
     },

@@ -28,7 +28,10 @@ const NO_LOGINS: LoginStats = { failures: { invalid: 0, throttled: 0, inactive: 
 /** The mutable side of {@link HubStats}, owned by createDeviceHub(). */
 export interface StatsRecorder {
   readonly stats: HubStats
-  /** Counts one committed message write of this instance (the message log calls it; other instances' writes reach it only through the bus). */
+  /**
+   * Counts one committed message write of this instance (the message log calls it; other instances' writes reach it
+   * only through the bus).
+   */
   written(kind: MessageKind): void
   pruned(rows: number): void
   pruneFailed(): void

@@ -173,7 +173,9 @@ export interface StampedItem {
  * @example
  * mergeByStamp(notifications, [], []).items.map((item) => item.stamp) // ascending
  */
-export function mergeByStamp (notifications: NotificationRecord[], commands: CommandRecord[], updates: CommandRecord[], page = PLUGIN_PAGE): { items: StampedItem[], bound: number | undefined } {
+export function mergeByStamp (
+  notifications: NotificationRecord[], commands: CommandRecord[], updates: CommandRecord[], page = PLUGIN_PAGE
+): { items: StampedItem[], bound: number | undefined } {
   const lists: StampedItem[][] = [
     notifications.map((record) => ({ kind: 'notification', record, stamp: record.stamp })),
     commands.map((record) => ({ kind: 'command', record, stamp: record.stamp })),

@@ -40,7 +40,9 @@ export interface PluginAuthentication {
  * @example
  * const { plugin, payload } = await authenticatePluginToken(ctx, frame.p?.token)
  */
-export async function authenticatePluginToken (ctx: Pick<ServiceContext, 'auth' | 'clock' | 'store'>, token: unknown): Promise<PluginAuthentication> {
+export async function authenticatePluginToken (
+  ctx: Pick<ServiceContext, 'auth' | 'clock' | 'store'>, token: unknown
+): Promise<PluginAuthentication> {
   if (typeof token !== 'string' || token === '') throw new ProxyRefusal(ProxyMessages.noToken)
   let payload: TokenPayload
   try {

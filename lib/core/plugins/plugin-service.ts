@@ -206,7 +206,9 @@ export function createPluginService (ctx: ServiceContext, delivery: PluginDelive
         patch.subscriptionId = null
       }
       // Through delivery: connected plugins see the change at once, on every instance.
-      if (!await delivery.update(plugin, patch)) throw principal.isAdmin ? notFound(PluginMessages.notFound) : forbidden(PluginMessages.noAccess)
+      if (!await delivery.update(plugin, patch)) {
+        throw principal.isAdmin ? notFound(PluginMessages.notFound) : forbidden(PluginMessages.noAccess)
+      }
     },
 
     async delete (principal, topicName) {

@@ -52,7 +52,9 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
     return promise
   }
 
-  async function announce (tx: Store, deviceId: string, name: '$device-online' | '$device-offline', lastSeen: number | undefined): Promise<void> {
+  async function announce (
+    tx: Store, deviceId: string, name: '$device-online' | '$device-offline', lastSeen: number | undefined
+  ): Promise<void> {
     const device = await tx.devices.findById(deviceId)
     if (device === undefined) return
     await ctx.log.append({

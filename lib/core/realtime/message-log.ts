@@ -70,7 +70,9 @@ export interface MessageLog {
    * `limit`: inserts by stamp, updates by `lastUpdated` (each command's latest update). With
    * `liveAt`, commands expired by then (R7, `commandExpired`) are left out.
    */
-  readAfter<K extends MessageKind>(kind: K, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number): Promise<Array<RecordOf<K>>>
+  readAfter<K extends MessageKind>(
+    kind: K, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number
+  ): Promise<Array<RecordOf<K>>>
   /**
    * The newest stamp released for `deviceId` of `kind`; a one-device reader whose cursor is at or
    * past it has nothing to read up to the mark. Infinity where the log does not know.
@@ -167,7 +169,9 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
   }), { maxBatch: MAX_BATCH })
 
   /** Writes the row in `target`, riding `ring` when given. */
-  const write = (target: Store, w: LogWrite, ring: { channel: string } | undefined): Promise<NotificationRecord | CommandRecord | undefined> => {
+  const write = (
+    target: Store, w: LogWrite, ring: { channel: string } | undefined
+  ): Promise<NotificationRecord | CommandRecord | undefined> => {
     const now = clock.now()
     if (w.kind === 'notification') return target.notifications.insert(w.input, now, ring)
     if (w.kind === 'command') return target.commands.insert(w.input, now, ring)
@@ -204,7 +208,9 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     return inTx(tx, w)
   }
 
-  const readAfter = (kind: MessageKind, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number): Promise<Array<NotificationRecord | CommandRecord>> => {
+  const readAfter = (
+    kind: MessageKind, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number
+  ): Promise<Array<NotificationRecord | CommandRecord>> => {
     const query = { selector, after, upTo, limit, liveAt }
     if (kind === 'notification') return store.feed.notifications(query)
     return kind === 'command' ? store.feed.commands(query) : store.feed.updates(query)

@@ -99,7 +99,9 @@ const RULES: Readonly<Record<MessageKind, KindRules>> = {
  * const spec = createStreamSpec(ctx, 'notification', { selector, principal, load, view, after: cursorAtClock(ts), backlogLimit: 100 })
  * const stream = await openMessageStream(spec)
  */
-export function createStreamSpec<K extends MessageKind, V> (ctx: StreamContext, kind: K, options: StreamSpecOptions<K, V>): MessageStreamSpec<RecordOf<K>, V> {
+export function createStreamSpec<K extends MessageKind, V> (
+  ctx: StreamContext, kind: K, options: StreamSpecOptions<K, V>
+): MessageStreamSpec<RecordOf<K>, V> {
   return new KindStreamSpec(ctx, kind, options)
 }
 

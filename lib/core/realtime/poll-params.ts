@@ -78,7 +78,9 @@ export function parseMessageSortOrder (value: string | undefined): 'ASC' | 'DESC
 /** `take`/`skip` of message queries: a non-negative integer (a huge one is capped by the caller), else 400. */
 function pagingNumber (value: number | undefined): number | undefined {
   if (value === undefined) return undefined
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (Number.isFinite(value) && !Number.isInteger(value))) throw badRequest()
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (Number.isFinite(value) && !Number.isInteger(value))) {
+    throw badRequest()
+  }
   return Math.min(value, Number.MAX_SAFE_INTEGER)
 }
 

@@ -32,7 +32,9 @@ export interface PollTargets {
  * await requireListedTargets(store, principal, [1, 999], undefined)
  * // admin: 404 `Networks with such networkIds wasn't found: {[999]}`; client: 403
  */
-export async function requireListedTargets (store: Store, principal: Principal, networkIds: readonly number[] | undefined, deviceTypeIds: readonly number[] | undefined): Promise<void> {
+export async function requireListedTargets (
+  store: Store, principal: Principal, networkIds: readonly number[] | undefined, deviceTypeIds: readonly number[] | undefined
+): Promise<void> {
   const { scope } = principal
   if (networkIds !== undefined && networkIds.length > 0) {
     const missing: number[] = []
@@ -46,7 +48,9 @@ export async function requireListedTargets (store: Store, principal: Principal, 
     for (const id of deviceTypeIds) {
       if (!scopeAllowsDeviceType(scope, id) || await store.deviceTypes.findById(id) === undefined) missing.push(id)
     }
-    if (missing.length > 0) throw listedTargetsRefused(principal, `Device types with such deviceTypeIds wasn't found: {[${missing.join(', ')}]}`)
+    if (missing.length > 0) throw listedTargetsRefused(
+      principal, `Device types with such deviceTypeIds wasn't found: {[${missing.join(', ')}]}`
+    )
   }
 }
 
@@ -57,7 +61,9 @@ export async function requireListedTargets (store: Store, principal: Principal, 
  * @example
  * const scope = await resolvePollTargets(store, principal, Action.GetDeviceCommand, { networkIds: [1, 2] })
  */
-export async function resolvePollTargets (store: Store, principal: Principal | undefined, action: Action, targets: PollTargets): Promise<MessageScope | undefined> {
+export async function resolvePollTargets (
+  store: Store, principal: Principal | undefined, action: Action, targets: PollTargets
+): Promise<MessageScope | undefined> {
   requireAction(principal, action)
   if (targets.deviceId !== undefined && targets.deviceId.trim() === '') throw badRequest('Device id is wrong or empty')
   const listed = targets.deviceIds === undefined || targets.deviceIds.length === 0 ? undefined : targets.deviceIds

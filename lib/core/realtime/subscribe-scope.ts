@@ -35,7 +35,9 @@ export interface SubscribeTargets {
  * @example
  * const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceNotification, { networkIds: [1] })
  */
-export async function resolveSubscribeTargets (store: Store, principal: Principal | undefined, action: Action, targets: SubscribeTargets): Promise<MessageSelector> {
+export async function resolveSubscribeTargets (
+  store: Store, principal: Principal | undefined, action: Action, targets: SubscribeTargets
+): Promise<MessageSelector> {
   requireAction(principal, action)
   const names = targets.names === undefined || targets.names.length === 0 ? undefined : targets.names
   if (targets.deviceId !== undefined) {
@@ -44,7 +46,8 @@ export async function resolveSubscribeTargets (store: Store, principal: Principa
     return { scope: principal.scope, deviceIds: [targets.deviceId], names }
   }
   const { scope } = principal
-  if ((scope.networkIds !== 'all' && scope.networkIds.length === 0) || (scope.deviceTypeIds !== 'all' && scope.deviceTypeIds.length === 0)) {
+  if ((scope.networkIds !== 'all' && scope.networkIds.length === 0) ||
+    (scope.deviceTypeIds !== 'all' && scope.deviceTypeIds.length === 0)) {
     throw forbidden('No access to any device type or network')
   }
   // The same rule and messages as the long polls (§4.4): by role, every refused id named.
@@ -58,7 +61,9 @@ export async function resolveSubscribeTargets (store: Store, principal: Principa
     deviceIds,
     scope: {
       networkIds: targets.networkIds !== undefined && targets.networkIds.length > 0 ? [...targets.networkIds] : scope.networkIds,
-      deviceTypeIds: targets.deviceTypeIds !== undefined && targets.deviceTypeIds.length > 0 ? [...targets.deviceTypeIds] : scope.deviceTypeIds
+      deviceTypeIds: targets.deviceTypeIds !== undefined && targets.deviceTypeIds.length > 0
+        ? [...targets.deviceTypeIds]
+        : scope.deviceTypeIds
     },
     names
   }

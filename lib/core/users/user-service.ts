@@ -198,7 +198,9 @@ async function refuseDuplicate (store: Store, login: string, exceptId?: number):
 }
 
 /** The shared update of `PUT /user/{id}` and `PUT /user/current` (§5.8). */
-async function applyUpdate ({ store, bus }: ServiceContext, principal: Principal, target: UserRecord, body: UserBody | undefined): Promise<void> {
+async function applyUpdate (
+  { store, bus }: ServiceContext, principal: Principal, target: UserRecord, body: UserBody | undefined
+): Promise<void> {
   if (body === undefined || body === null) return
   const self = callerId(principal) === target.id
   if (!principal.isAdmin) {
@@ -304,7 +306,9 @@ export function createUserService (ctx: ServiceContext): UserService {
       if (role === UserRole.Administrator && !principal.isAdmin) throw forbidden()
       let id: number
       try {
-        id = await store.users.insert({ login, passwordHash: await hashPassword(password), role, status, data, introReviewed, allDeviceTypesAvailable })
+        id = await store.users.insert({
+          login, passwordHash: await hashPassword(password), role, status, data, introReviewed, allDeviceTypesAvailable
+        })
       } catch (error) {
         rethrowConflict(error)
       }

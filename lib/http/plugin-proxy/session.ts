@@ -59,7 +59,9 @@ interface Binding {
 
 /**
  * @example
- * const session = createProxySession(hub, { send: (text) => socket.send(text), close: (c, r) => socket.close(c, r), ready: () => undefined })
+ * const session = createProxySession(hub, {
+ *   send: (text) => socket.send(text), close: (c, r) => socket.close(c, r), ready: () => undefined
+ * })
  * socket.on('message', (data) => session.receive(readFrame(data, { maxBytes: 64 * 1024 })))
  */
 export function createProxySession (hub: DeviceHub, transport: ProxySessionTransport, options: ProxySessionOptions = {}): ProxySession {

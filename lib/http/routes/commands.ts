@@ -42,7 +42,9 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       }),
       response: { 200: Type.Array(Command), ...errorResponses }
     }
-  }, (request, reply) => hub.commands.pollMany(request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }))
+  }, (request, reply) => hub.commands.pollMany(
+    request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }
+  ))
 
   app.get('/device/:deviceId/command/poll', {
     config: { action: Action.GetDeviceCommand },
@@ -54,7 +56,9 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object({ ...PollQuery, returnUpdatedCommands: Type.Optional(Type.Boolean()) }),
       response: { 200: Type.Array(Command), ...errorResponses }
     }
-  }, (request, reply) => hub.commands.poll(request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }))
+  }, (request, reply) => hub.commands.poll(
+    request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }
+  ))
 
   app.get('/device/:deviceId/command/:commandId/poll', {
     config: { action: Action.GetDeviceCommand },
@@ -67,7 +71,9 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       response: { 200: Command, 204: Type.Null(), ...errorResponses }
     }
   }, async (request, reply) => {
-    const command = await hub.commands.wait(request.principal, { ...request.params, waitTimeout: request.query.waitTimeout, signal: clientGone(reply) })
+    const command = await hub.commands.wait(
+      request.principal, { ...request.params, waitTimeout: request.query.waitTimeout, signal: clientGone(reply) }
+    )
     if (command === null) return reply.code(204).send(null)
     return command
   })
@@ -100,7 +106,9 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object({ returnUpdatedCommands: Type.Optional(Type.Boolean()) }),
       response: { 200: Command, ...errorResponses }
     }
-  }, async (request) => hub.commands.get(request.principal, { ...request.params, returnUpdatedCommands: request.query.returnUpdatedCommands }))
+  }, async (request) => hub.commands.get(
+    request.principal, { ...request.params, returnUpdatedCommands: request.query.returnUpdatedCommands }
+  ))
 
   app.post('/device/:deviceId/command', {
     config: { action: Action.CreateDeviceCommand },

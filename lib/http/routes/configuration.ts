@@ -11,7 +11,10 @@ const Params = Type.Object({ name: Type.String() })
 export function configurationRoutes (app: App, hub: DeviceHub): void {
   app.get('/configuration/:name', {
     config: { action: Action.ManageConfiguration },
-    schema: { tags: ['configuration'], summary: 'Read a setting', security: [{ bearer: [] }], params: Params, response: { 200: ConfigurationView, ...errorResponses } }
+    schema: {
+      tags: ['configuration'], summary: 'Read a setting', security: [{ bearer: [] }], params: Params,
+      response: { 200: ConfigurationView, ...errorResponses }
+    }
   }, async (request) => hub.configuration.get(request.principal, request.params.name))
 
   app.put('/configuration/:name', {
@@ -28,7 +31,10 @@ export function configurationRoutes (app: App, hub: DeviceHub): void {
 
   app.delete('/configuration/:name', {
     config: { action: Action.ManageConfiguration },
-    schema: { tags: ['configuration'], summary: 'Delete a setting', security: [{ bearer: [] }], params: Params, response: { 204: Type.Null(), ...errorResponses } }
+    schema: {
+      tags: ['configuration'], summary: 'Delete a setting', security: [{ bearer: [] }], params: Params,
+      response: { 204: Type.Null(), ...errorResponses }
+    }
   }, async (request, reply) => {
     await hub.configuration.delete(request.principal, request.params.name)
     return reply.code(204).send(null)

@@ -5,5 +5,7 @@ import type { App } from '../types.js'
 import { namedEntityRoutes } from './networks.js'
 
 export function deviceTypeRoutes (app: App, hub: DeviceHub): void {
-  namedEntityRoutes(app, hub.deviceTypes, { path: '/devicetype', tag: 'devicetype', getAction: Action.GetDeviceType, manageAction: Action.ManageDeviceType })
+  namedEntityRoutes(
+    app, hub.deviceTypes, { path: '/devicetype', tag: 'devicetype', getAction: Action.GetDeviceType, manageAction: Action.ManageDeviceType }
+  )
 }

@@ -29,12 +29,18 @@ export function deviceRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/device', {
     config: { action: Action.GetDevice },
-    schema: { tags: ['device'], summary: 'List devices in scope', security, querystring: ListQuery, response: { 200: Type.Array(DeviceView), ...errorResponses } }
+    schema: {
+      tags: ['device'], summary: 'List devices in scope', security, querystring: ListQuery,
+      response: { 200: Type.Array(DeviceView), ...errorResponses }
+    }
   }, async (request) => hub.devices.list(request.principal, request.query))
 
   app.get('/device/count', {
     config: { action: Action.GetDevice },
-    schema: { tags: ['device'], summary: 'Count devices in scope', security, querystring: Type.Object(Filter), response: { 200: Count, ...errorResponses } }
+    schema: {
+      tags: ['device'], summary: 'Count devices in scope', security, querystring: Type.Object(Filter),
+      response: { 200: Count, ...errorResponses }
+    }
   }, async (request) => hub.devices.count(request.principal, request.query))
 
   app.get('/device/:id', {
@@ -44,7 +50,10 @@ export function deviceRoutes (app: App, hub: DeviceHub): void {
 
   app.put('/device/:id', {
     config: { action: Action.RegisterDevice, validationMessages: { '/data': Messages.notJsonObject } },
-    schema: { tags: ['device'], summary: 'Register or update a device', security, params: IdParams, body: DeviceBody, response: { 204: Type.Null(), ...errorResponses } }
+    schema: {
+      tags: ['device'], summary: 'Register or update a device', security, params: IdParams, body: DeviceBody,
+      response: { 204: Type.Null(), ...errorResponses }
+    }
   }, async (request, reply) => {
     await hub.devices.register(request.principal, request.params.id, request.body)
     return reply.code(204).send(null)

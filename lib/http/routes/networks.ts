@@ -30,7 +30,9 @@ export interface NamedEntityRouteOptions {
  * Registers list, count, get, create, update and delete for one named entity.
  *
  * @example
- * namedEntityRoutes(app, hub.networks, { path: '/network', tag: 'network', getAction: Action.GetNetwork, manageAction: Action.ManageNetwork })
+ * namedEntityRoutes(app, hub.networks, {
+ *   path: '/network', tag: 'network', getAction: Action.GetNetwork, manageAction: Action.ManageNetwork
+ * })
  */
 export function namedEntityRoutes (app: App, service: NamedEntityService, options: NamedEntityRouteOptions): void {
   const { path, tag, getAction, manageAction } = options
@@ -38,17 +40,26 @@ export function namedEntityRoutes (app: App, service: NamedEntityService, option
 
   app.get(path, {
     config: { action: getAction },
-    schema: { tags: [tag], summary: `List ${tag}s in scope`, security, querystring: ListQuery, response: { 200: Type.Array(NamedEntityView), ...errorResponses } }
+    schema: {
+      tags: [tag], summary: `List ${tag}s in scope`, security, querystring: ListQuery,
+      response: { 200: Type.Array(NamedEntityView), ...errorResponses }
+    }
   }, async (request) => service.list(request.principal, request.query))
 
   app.get(`${path}/count`, {
     config: { action: getAction },
-    schema: { tags: [tag], summary: `Count ${tag}s in scope`, security, querystring: Type.Object(Filter), response: { 200: Count, ...errorResponses } }
+    schema: {
+      tags: [tag], summary: `Count ${tag}s in scope`, security, querystring: Type.Object(Filter),
+      response: { 200: Count, ...errorResponses }
+    }
   }, async (request) => service.count(request.principal, request.query))
 
   app.get(`${path}/:id`, {
     config: { action: getAction },
-    schema: { tags: [tag], summary: `Read a ${tag} with its devices`, security, params: IdParams, response: { 200: NamedEntityWithDevices, ...errorResponses } }
+    schema: {
+      tags: [tag], summary: `Read a ${tag} with its devices`, security, params: IdParams,
+      response: { 200: NamedEntityWithDevices, ...errorResponses }
+    }
   }, async (request) => service.get(request.principal, request.params.id))
 
   app.post(path, {
@@ -58,7 +69,10 @@ export function namedEntityRoutes (app: App, service: NamedEntityService, option
 
   app.put(`${path}/:id`, {
     config: { action: manageAction },
-    schema: { tags: [tag], summary: `Update a ${tag}`, security, params: IdParams, body: NamedEntityBody, response: { 204: Type.Null(), ...errorResponses } }
+    schema: {
+      tags: [tag], summary: `Update a ${tag}`, security, params: IdParams, body: NamedEntityBody,
+      response: { 204: Type.Null(), ...errorResponses }
+    }
   }, async (request, reply) => {
     await service.update(request.principal, request.params.id, request.body)
     return reply.code(204).send(null)
@@ -81,5 +95,7 @@ export function namedEntityRoutes (app: App, service: NamedEntityService, option
 }
 
 export function networkRoutes (app: App, hub: DeviceHub): void {
-  namedEntityRoutes(app, hub.networks, { path: '/network', tag: 'network', getAction: Action.GetNetwork, manageAction: Action.ManageNetwork })
+  namedEntityRoutes(
+    app, hub.networks, { path: '/network', tag: 'network', getAction: Action.GetNetwork, manageAction: Action.ManageNetwork }
+  )
 }

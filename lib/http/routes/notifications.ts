@@ -40,7 +40,9 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       }),
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
-  }, (request, reply) => hub.notifications.pollMany(request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }))
+  }, (request, reply) => hub.notifications.pollMany(
+    request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }
+  ))
 
   app.get('/device/:deviceId/notification/poll', {
     config: { action: Action.GetDeviceNotification },
@@ -52,7 +54,9 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object(PollQuery),
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
-  }, (request, reply) => hub.notifications.poll(request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }))
+  }, (request, reply) => hub.notifications.poll(
+    request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }
+  ))
 
   app.get('/device/:deviceId/notification', {
     config: { action: Action.GetDeviceNotification },

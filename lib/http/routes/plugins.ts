@@ -11,7 +11,9 @@ const ListQuery = Type.Object({
   name: Type.Optional(Type.String()),
   namePattern: Type.Optional(Type.String()),
   topicName: Type.Optional(Type.String()),
-  status: Type.Optional(Type.Integer({ minimum: -2_147_483_648, maximum: 2_147_483_647, description: 'Ordinal: 0 ACTIVE, 1 INACTIVE, 2 CREATED' })),
+  status: Type.Optional(Type.Integer({
+    minimum: -2_147_483_648, maximum: 2_147_483_647, description: 'Ordinal: 0 ACTIVE, 1 INACTIVE, 2 CREATED'
+  })),
   userId: Type.Optional(IntegerId),
   sortField: Type.Optional(Type.String({ description: 'id or name' })),
   sortOrder: Type.Optional(Type.String({ description: 'ASC or DESC' })),

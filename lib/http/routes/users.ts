@@ -28,12 +28,17 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/user', {
     config: { action: Action.ManageUser },
-    schema: { tags: ['user'], summary: 'List users', security, querystring: ListQuery, response: { 200: Type.Array(UserListView), ...errorResponses } }
+    schema: {
+      tags: ['user'], summary: 'List users', security, querystring: ListQuery,
+      response: { 200: Type.Array(UserListView), ...errorResponses }
+    }
   }, async (request) => users.list(request.principal, request.query))
 
   app.get('/user/count', {
     config: { action: Action.ManageUser },
-    schema: { tags: ['user'], summary: 'Count users', security, querystring: Type.Object(Filter), response: { 200: Count, ...errorResponses } }
+    schema: {
+      tags: ['user'], summary: 'Count users', security, querystring: Type.Object(Filter), response: { 200: Count, ...errorResponses }
+    }
   }, async (request) => users.count(request.principal, request.query))
 
   app.get('/user/current', {
@@ -51,7 +56,9 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/user/:id', {
     config: { action: Action.ManageUser },
-    schema: { tags: ['user'], summary: 'Read a user, with its networks', security, params: IdParams, response: { 200: UserView, ...errorResponses } }
+    schema: {
+      tags: ['user'], summary: 'Read a user, with its networks', security, params: IdParams, response: { 200: UserView, ...errorResponses }
+    }
   }, async (request) => users.get(request.principal, request.params.id))
 
   app.post('/user', {
@@ -77,7 +84,10 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/user/:id/network/:networkId', {
     config: { action: Action.GetNetwork },
-    schema: { tags: ['user'], summary: 'A network assigned to a user', security, params: NetworkParams, response: { 200: UserNetworkView, ...errorResponses } }
+    schema: {
+      tags: ['user'], summary: 'A network assigned to a user', security, params: NetworkParams,
+      response: { 200: UserNetworkView, ...errorResponses }
+    }
   }, async (request) => users.getNetwork(request.principal, request.params.id, request.params.networkId))
 
   app.put('/user/:id/network/:networkId', {
@@ -98,7 +108,10 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/user/:id/devicetype', {
     config: { action: Action.ManageDeviceType },
-    schema: { tags: ['user'], summary: 'Device types available to a user', security, params: IdParams, response: { 200: Type.Array(NamedEntityView), ...errorResponses } }
+    schema: {
+      tags: ['user'], summary: 'Device types available to a user', security, params: IdParams,
+      response: { 200: Type.Array(NamedEntityView), ...errorResponses }
+    }
   }, async (request) => users.listDeviceTypes(request.principal, request.params.id))
 
   app.put('/user/:id/devicetype/all', {
@@ -119,7 +132,10 @@ export function userRoutes (app: App, hub: DeviceHub): void {
 
   app.get('/user/:id/devicetype/:deviceTypeId', {
     config: { action: Action.GetDeviceType },
-    schema: { tags: ['user'], summary: 'A device type available to a user', security, params: DeviceTypeParams, response: { 200: UserDeviceTypeView, ...errorResponses } }
+    schema: {
+      tags: ['user'], summary: 'A device type available to a user', security, params: DeviceTypeParams,
+      response: { 200: UserDeviceTypeView, ...errorResponses }
+    }
   }, async (request) => users.getDeviceType(request.principal, request.params.id, request.params.deviceTypeId))
 
   app.put('/user/:id/devicetype/:deviceTypeId', {

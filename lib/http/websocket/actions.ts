@@ -125,7 +125,9 @@ function namedEntityActions (
   }
 }
 
-function subscribeInput (frame: RequestFrame): { deviceId?: string, networkIds?: number[], deviceTypeIds?: number[], names?: string[], after?: number } {
+function subscribeInput (frame: RequestFrame): {
+  deviceId?: string, networkIds?: number[], deviceTypeIds?: number[], names?: string[], after?: number
+} {
   const timestamp = optionalTimestamp(frame, 'timestamp')
   // `deviceIds` (plural) is ignored, as DeviceHive does (§6.5).
   return {
@@ -312,7 +314,9 @@ const CATALOGUE: Record<string, ActionHandler> = {
       return { deviceTypes: await hub.users.listDeviceTypes(principal, requireInteger(f, 'userId', USER_ID)) }
     }
   },
-  'user/assignDeviceType': userLink(Action.ManageDeviceType, 'deviceTypeId', DEVICE_TYPE_ID, (hub, p, u, id) => hub.users.assignDeviceType(p, u, id)),
+  'user/assignDeviceType': userLink(
+    Action.ManageDeviceType, 'deviceTypeId', DEVICE_TYPE_ID, (hub, p, u, id) => hub.users.assignDeviceType(p, u, id)
+  ),
   'user/unassignDeviceType': userLink(Action.ManageDeviceType, 'deviceTypeId', DEVICE_TYPE_ID,
     (hub, p, u, id) => hub.users.unassignDeviceType(p, u, id)),
   'user/allowAllDeviceTypes': {
@@ -394,7 +398,9 @@ const CATALOGUE: Record<string, ActionHandler> = {
       requireAction(principal, Action.CreateDeviceNotification)
       const deviceId = requireDeviceId(f)
       const body = optionalObject(f, 'notification', 'Notification is required')
-      if (body === undefined || typeof body.notification !== 'string' || body.notification === '') throw badRequest('Notification is required')
+      if (body === undefined || typeof body.notification !== 'string' || body.notification === '') {
+        throw badRequest('Notification is required')
+      }
       if (!notificationInsertBody.Check(body)) throw badRequest()
       return { notification: await hub.notifications.insert(principal, { deviceId, body }) }
     }
@@ -474,7 +480,9 @@ function withLenientPayloads (catalogue: Record<string, ActionHandler>): Record<
 export const ACTIONS: Record<string, ActionHandler> = withLenientPayloads(CATALOGUE)
 
 /** The device filters of `device/list` and `device/count`, with REST's `search` extension (name or id, any case). */
-function deviceFilter (frame: RequestFrame): { name?: string, namePattern?: string, networkId?: number, networkName?: string, search?: string } {
+function deviceFilter (frame: RequestFrame): {
+  name?: string, namePattern?: string, networkId?: number, networkName?: string, search?: string
+} {
   return {
     ...namedFilter(frame),
     networkId: optionalInteger(frame, 'networkId'),

@@ -184,8 +184,12 @@ export class WebSocketSession implements RegisteredSession, ActionSession {
     try {
       const result = action === 'authenticate'
         ? await this.authenticate(frame.token)
-        : await handler.run({ hub: this.options.hub, session: this, principal: handler.public === true ? this.principal : await this.recheck() }, frame)
-      if (!this.closed) this.send(successFrame(action, requestId, result instanceof SubscribeReply ? { subscriptionId: result.subscriptionId } : result))
+        : await handler.run(
+          { hub: this.options.hub, session: this, principal: handler.public === true ? this.principal : await this.recheck() }, frame
+        )
+      if (!this.closed) this.send(successFrame(
+        action, requestId, result instanceof SubscribeReply ? { subscriptionId: result.subscriptionId } : result
+      ))
       if (result instanceof SubscribeReply) result.start()
     } catch (error) {
       const known = statusOf(error)
@@ -240,7 +244,9 @@ export class WebSocketSession implements RegisteredSession, ActionSession {
       timestamp: frame.timestamp ?? null
     }
     this.subscriptions.set(subscriptionId, { info, stream })
-    const action = kind === 'notification' ? 'notification/insert' : input.returnUpdatedCommands === true ? 'command/update' : 'command/insert'
+    const action = kind === 'notification'
+      ? 'notification/insert'
+      : input.returnUpdatedCommands === true ? 'command/update' : 'command/insert'
     const member = kind
     return new SubscribeReply(subscriptionId, () => {
       stream.start(({ item }) => this.send(pushFrame(action, member, item, subscriptionId)), (error) => {

@@ -26,7 +26,8 @@ export function securityMigration ({ identity }: MigrationDialect): Migration {
         .execute()
       for (const table of ['commands', 'notifications']) {
         await db.schema.alterTable(table).addColumn('device_key', 'bigint').execute()
-        await sql`update ${sql.table(table)} set device_key = (select d.id from devices d where d.device_id = ${sql.table(table)}.device_id)`
+        await sql`update ${sql.table(table)}
+          set device_key = (select d.id from devices d where d.device_id = ${sql.table(table)}.device_id)`
           .execute(db)
         await sql`insert into message_purge (device_id, device_key)
           select distinct device_id, cast(null as bigint) from ${sql.table(table)} where device_key is null`.execute(db)

@@ -49,7 +49,9 @@ export interface MigrateOptions {
 }
 
 /** Runs every pending migration; throws with the failing migration's name. */
-export async function migrateToLatest (db: Kysely<unknown>, dialect: MigrationDialect, options: MigrateOptions = {}): Promise<MigrationResultSet> {
+export async function migrateToLatest (
+  db: Kysely<unknown>, dialect: MigrationDialect, options: MigrateOptions = {}
+): Promise<MigrationResultSet> {
   const migrator = new Migrator({
     db,
     provider: createMigrationProvider(dialect),

@@ -64,7 +64,9 @@ export interface OrderedBus extends Bus, LogOrder {
 /** Each count of `a` or `b`, whichever is further. */
 function furthest (a: LogCursor, b: LogCursor | undefined): LogCursor {
   if (b === undefined) return a
-  return { clock: Math.max(a.clock, b.clock), notification: Math.max(a.notification, b.notification), command: Math.max(a.command, b.command) }
+  return {
+    clock: Math.max(a.clock, b.clock), notification: Math.max(a.notification, b.notification), command: Math.max(a.command, b.command)
+  }
 }
 
 /** The mark once `event` (the next link of the chain) is released. */

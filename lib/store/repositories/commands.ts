@@ -59,7 +59,9 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
  * statement with the clock step and the ring, pg-message-writes.ts); otherwise they take the
  * clock row's lock in a transaction.
  */
-export function createCommandRepository (db: Kysely<Database>, writes?: MessageWrites, templates: QueryTemplates = createQueryTemplates()): CommandRepository {
+export function createCommandRepository (
+  db: Kysely<Database>, writes?: MessageWrites, templates: QueryTemplates = createQueryTemplates()
+): CommandRepository {
   return {
     async insert (c, now, ring) {
       if (writes !== undefined) return writes.insertCommand(c, now, ring)
@@ -111,13 +113,17 @@ export function createCommandRepository (db: Kysely<Database>, writes?: MessageW
           is_updated: slot(4),
           stored_at: slot(5)
         }).where('id', '=', slot(6)).where('device_id', '=', slot(7)).where('device_key', '=', currentDeviceKey(slot(7)))
-          .returningAll(), [patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), now, id, deviceId])
+          .returningAll(), [
+            patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), now, id, deviceId
+          ])
         return row === undefined ? undefined : toCommandRecord(row)
       })
     },
 
     async findById (id) {
-      const [row] = await templates.run(db, 'command-by-id', (slot) => messaging(db).selectFrom('commands').selectAll().where('id', '=', slot(0)), [id])
+      const [row] = await templates.run(
+        db, 'command-by-id', (slot) => messaging(db).selectFrom('commands').selectAll().where('id', '=', slot(0)), [id]
+      )
       return row === undefined ? undefined : toCommandRecord(row)
     },
 

@@ -8,7 +8,9 @@ import { applyPage } from '../paging.js'
 import { inTransaction } from './message-clock.js'
 import { queuePurge } from './purges.js'
 
-export function toDeviceRecord (row: { device_id: string, name: string, data: string | null, network_id: number, device_type_id: number, is_blocked: number }): DeviceRecord {
+export function toDeviceRecord (row: {
+  device_id: string, name: string, data: string | null, network_id: number, device_type_id: number, is_blocked: number
+}): DeviceRecord {
   return {
     id: row.device_id,
     name: row.name,
@@ -29,10 +31,14 @@ function toRow (patch: DevicePatch): Updateable<DevicesTable> {
   return row
 }
 
-function filtered<O> (query: SelectQueryBuilder<Database, 'devices', O>, scope: DataScope, filter: DeviceFilter): SelectQueryBuilder<Database, 'devices', O> {
+function filtered<O> (
+  query: SelectQueryBuilder<Database, 'devices', O>, scope: DataScope, filter: DeviceFilter
+): SelectQueryBuilder<Database, 'devices', O> {
   // An empty id list matches nothing; -1 is never an id.
   if (scope.networkIds !== 'all') query = query.where('network_id', 'in', scope.networkIds.length === 0 ? [-1] : [...scope.networkIds])
-  if (scope.deviceTypeIds !== 'all') query = query.where('device_type_id', 'in', scope.deviceTypeIds.length === 0 ? [-1] : [...scope.deviceTypeIds])
+  if (scope.deviceTypeIds !== 'all') {
+    query = query.where('device_type_id', 'in', scope.deviceTypeIds.length === 0 ? [-1] : [...scope.deviceTypeIds])
+  }
   if (filter.name !== undefined) query = query.where('name', '=', filter.name)
   if (filter.namePattern !== undefined) query = query.where('name', 'like', filter.namePattern)
   if (filter.search !== undefined) {
@@ -45,11 +51,13 @@ function filtered<O> (query: SelectQueryBuilder<Database, 'devices', O>, scope: 
   if (filter.deviceTypeId !== undefined) query = query.where('device_type_id', '=', filter.deviceTypeId)
   const networkName = filter.networkName
   if (networkName !== undefined) {
-    query = query.where('network_id', 'in', (eb) => eb.selectFrom('networks').select('networks.id').where('networks.name', '=', networkName))
+    query = query.where('network_id', 'in', (eb) =>
+      eb.selectFrom('networks').select('networks.id').where('networks.name', '=', networkName))
   }
   const deviceTypeName = filter.deviceTypeName
   if (deviceTypeName !== undefined) {
-    query = query.where('device_type_id', 'in', (eb) => eb.selectFrom('device_types').select('device_types.id').where('device_types.name', '=', deviceTypeName))
+    query = query.where('device_type_id', 'in', (eb) =>
+      eb.selectFrom('device_types').select('device_types.id').where('device_types.name', '=', deviceTypeName))
   }
   const presence = filter.presence
   if (presence !== undefined) {
@@ -98,11 +106,15 @@ export function createDeviceRepository (db: Kysely<Database>): DeviceRepository 
       let query = filtered(db.selectFrom('devices').selectAll(), scope, filter)
       const column = SORT_COLUMNS[filter.sortField ?? 'id']
       // The internal key is creation order: the tiebreak that keeps pages stable.
-      query = column === 'id' ? query.orderBy('id', filter.sortField === undefined ? 'asc' : order) : query.orderBy(column, order).orderBy('id', 'asc')
+      query = column === 'id'
+        ? query.orderBy('id', filter.sortField === undefined ? 'asc' : order)
+        : query.orderBy(column, order).orderBy('id', 'asc')
       return (await applyPage(query, filter).execute()).map(toDeviceRecord)
     },
     async count (scope, filter) {
-      const row = await filtered(db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('count')), scope, filter).executeTakeFirstOrThrow()
+      const row = await filtered(
+        db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('count')), scope, filter
+      ).executeTakeFirstOrThrow()
       return Number(row.count)
     }
   }

@@ -60,7 +60,9 @@ export async function inTransaction<T> (db: Kysely<Database>, fn: (trx: Kysely<D
  * @example
  * db.selectFrom('notifications').selectAll().where(selectorWhere(selector, 'notification'))
  */
-export function selectorWhere (selector: MessageSelector, nameColumn: 'command' | 'notification', options: { excludeSystem: boolean } = { excludeSystem: true }): RawBuilder<SqlBool> {
+export function selectorWhere (
+  selector: MessageSelector, nameColumn: 'command' | 'notification', options: { excludeSystem: boolean } = { excludeSystem: true }
+): RawBuilder<SqlBool> {
   const conditions: Array<RawBuilder<unknown>> = []
   const inList = (column: string, values: ReadonlyArray<string | number>, empty: string | number): RawBuilder<unknown> =>
     sql`${sql.ref(column)} in (${sql.join(values.length === 0 ? [empty] : [...values])})`
@@ -73,7 +75,9 @@ export function selectorWhere (selector: MessageSelector, nameColumn: 'command' 
   if (scope.networkIds !== 'all') conditions.push(inList('network_id', scope.networkIds, -1))
   if (scope.deviceTypeIds !== 'all') conditions.push(inList('device_type_id', scope.deviceTypeIds, -1))
   if (selector.names !== undefined) conditions.push(inList(nameColumn, selector.names, ''))
-  else if (nameColumn === 'notification' && options.excludeSystem) conditions.push(sql`${sql.ref(nameColumn)} not in (${sql.join([...SYSTEM_NOTIFICATIONS])})`)
+  else if (nameColumn === 'notification' && options.excludeSystem) {
+    conditions.push(sql`${sql.ref(nameColumn)} not in (${sql.join([...SYSTEM_NOTIFICATIONS])})`)
+  }
   if (conditions.length === 0) return sql<SqlBool>`1 = 1`
   return sql<SqlBool>`${sql.join(conditions, sql` and `)}`
 }
@@ -88,10 +92,14 @@ export function currentDeviceKey (deviceId: string): RawBuilder<number | null> {
  * without a key: written for a device gone before migration 0003). Never touches a row of a
  * live device with the same id: those carry that device's own, never-reused key.
  */
-export async function purgeDeviceHistory (db: Kysely<Database>, table: 'commands' | 'notifications', deviceId: string, deviceKey: number | null, batch: number): Promise<number> {
+export async function purgeDeviceHistory (
+  db: Kysely<Database>, table: 'commands' | 'notifications', deviceId: string, deviceKey: number | null, batch: number
+): Promise<number> {
   const ids = await db.selectFrom(table).select('id')
     .where('device_id', '=', deviceId)
-    .where((eb) => deviceKey === null ? eb('device_key', 'is', null) : eb.or([eb('device_key', '=', deviceKey), eb('device_key', 'is', null)]))
+    .where((eb) => deviceKey === null ? eb('device_key', 'is', null) : eb.or([
+      eb('device_key', '=', deviceKey), eb('device_key', 'is', null)
+    ]))
     .orderBy('id').limit(batch).execute()
   if (ids.length === 0) return 0
   const result = await db.deleteFrom(table).where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
@@ -102,7 +110,9 @@ export async function purgeDeviceHistory (db: Kysely<Database>, table: 'commands
  * Deletes up to `batch` rows last written before `before` (by `stored_at`; rows from before
  * migration 0002 by their own timestamp column).
  */
-export async function pruneMessages (db: Kysely<Database>, table: 'commands' | 'notifications', before: number, batch: number): Promise<number> {
+export async function pruneMessages (
+  db: Kysely<Database>, table: 'commands' | 'notifications', before: number, batch: number
+): Promise<number> {
   const m = messaging(db)
   const fallback = table === 'commands' ? 'last_updated' : 'timestamp'
   const ids = await m.selectFrom(table).select('id')

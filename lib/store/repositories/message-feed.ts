@@ -23,7 +23,9 @@ function unexpiredAt (now: number): RawBuilder<SqlBool> {
   return sql<SqlBool>`(lifetime is null or lifetime = 0 or is_updated = ${encodeBool(true)} or clock_ts + lifetime * 1000 >= ${now})`
 }
 
-export function createMessageFeedRepository (db: Kysely<Database>, templates: QueryTemplates = createQueryTemplates()): MessageFeedRepository {
+export function createMessageFeedRepository (
+  db: Kysely<Database>, templates: QueryTemplates = createQueryTemplates()
+): MessageFeedRepository {
   return {
     async position () {
       const [row] = await templates.run(db, 'feed-position', () => messaging(db).selectFrom('message_clock')

@@ -13,7 +13,9 @@ function toRecord (row: { id: number, name: string, description: string | null }
 }
 
 export function createNamedEntityRepository (db: Kysely<Database>, table: Table): NetworkRepository {
-  function filtered<O> (query: SelectQueryBuilder<Database, Table, O>, ids: 'all' | readonly number[], filter: NetworkFilter): SelectQueryBuilder<Database, Table, O> {
+  function filtered<O> (
+    query: SelectQueryBuilder<Database, Table, O>, ids: 'all' | readonly number[], filter: NetworkFilter
+  ): SelectQueryBuilder<Database, Table, O> {
     if (ids !== 'all') query = query.where('id', 'in', ids.length === 0 ? [-1] : [...ids])
     if (filter.name !== undefined) query = query.where('name', '=', filter.name)
     if (filter.namePattern !== undefined) query = query.where('name', 'like', filter.namePattern)
@@ -29,7 +31,10 @@ export function createNamedEntityRepository (db: Kysely<Database>, table: Table)
       return row === undefined ? undefined : toRecord(row)
     },
     async insert (entity) {
-      const row = await db.insertInto(table).values({ name: entity.name, description: entity.description }).returning('id').executeTakeFirstOrThrow()
+      const row = await db.insertInto(table)
+        .values({ name: entity.name, description: entity.description })
+        .returning('id')
+        .executeTakeFirstOrThrow()
       return Number(row.id)
     },
     async update (id, patch) {
@@ -52,11 +57,15 @@ export function createNamedEntityRepository (db: Kysely<Database>, table: Table)
     async list (ids, filter) {
       const order = filter.sortOrder === 'DESC' ? 'desc' : 'asc'
       let query = filtered(db.selectFrom(table).select(['id', 'name', 'description']), ids, filter)
-      query = filter.sortField === 'name' ? query.orderBy('name', order).orderBy('id', 'asc') : query.orderBy('id', filter.sortField === 'id' ? order : 'asc')
+      query = filter.sortField === 'name'
+        ? query.orderBy('name', order).orderBy('id', 'asc')
+        : query.orderBy('id', filter.sortField === 'id' ? order : 'asc')
       return (await applyPage(query, filter).execute()).map(toRecord)
     },
     async count (ids, filter) {
-      const row = await filtered(db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')), ids, filter).executeTakeFirstOrThrow()
+      const row = await filtered(
+        db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')), ids, filter
+      ).executeTakeFirstOrThrow()
       return Number(row.count)
     }
   }

@@ -40,7 +40,9 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
  * clock step and the ring, pg-message-writes.ts); otherwise they take the clock row's lock in a
  * transaction.
  */
-export function createNotificationRepository (db: Kysely<Database>, writes?: MessageWrites, templates?: QueryTemplates): NotificationRepository {
+export function createNotificationRepository (
+  db: Kysely<Database>, writes?: MessageWrites, templates?: QueryTemplates
+): NotificationRepository {
   return {
     async insert (n, now = Date.now(), ring) {
       if (writes !== undefined) return writes.insertNotification(n, now, ring)

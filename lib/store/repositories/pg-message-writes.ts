@@ -93,7 +93,9 @@ export const PG_INSERT_LANES = 2
  * @example
  * const rows = await pgInsertNotifications(db, [input], Date.now(), { channel: 'devicehub_events' })
  */
-export async function pgInsertNotifications (db: Kysely<Database>, list: readonly NewNotification[], now: number, ring?: StoreRing): Promise<NotificationRecord[]> {
+export async function pgInsertNotifications (
+  db: Kysely<Database>, list: readonly NewNotification[], now: number, ring?: StoreRing
+): Promise<NotificationRecord[]> {
   if (list.length === 0) return []
   const result = await sql<NotificationRow>`with input as (
       select * from unnest(${list.map((n) => n.notification)}::text[], ${list.map((n) => n.deviceId)}::text[],
@@ -119,7 +121,9 @@ export async function pgInsertNotifications (db: Kysely<Database>, list: readonl
  * @example
  * const [row] = await pgInsertCommands(db, [command], Date.now(), ring)
  */
-export async function pgInsertCommands (db: Kysely<Database>, list: readonly NewCommand[], now: number, ring?: StoreRing): Promise<CommandRecord[]> {
+export async function pgInsertCommands (
+  db: Kysely<Database>, list: readonly NewCommand[], now: number, ring?: StoreRing
+): Promise<CommandRecord[]> {
   if (list.length === 0) return []
   const result = await sql<CommandRow>`with input as (
       select * from unnest(${list.map((c) => c.command)}::text[], ${list.map((c) => c.deviceId)}::text[],
@@ -148,13 +152,17 @@ export async function pgInsertCommands (db: Kysely<Database>, list: readonly New
  * @example
  * const [row] = await pgUpdateCommands(db, [{ deviceId, id, patch: { status: 'Done' } }], Date.now(), ring)
  */
-export async function pgUpdateCommands (db: Kysely<Database>, list: readonly CommandUpdate[], now: number, ring?: StoreRing): Promise<Array<CommandRecord | undefined>> {
+export async function pgUpdateCommands (
+  db: Kysely<Database>, list: readonly CommandUpdate[], now: number, ring?: StoreRing
+): Promise<Array<CommandRecord | undefined>> {
   if (list.length === 0) return []
   const result = await sql<CommandRow & { ord: number }>`with input as (
       select * from unnest(${list.map((u) => u.deviceId)}::text[], ${list.map((u) => u.id)}::bigint[],
         ${list.map((u) => u.patch.status ?? null)}::text[], ${list.map((u) => u.patch.status !== undefined)}::boolean[],
-        ${list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result))}::text[], ${list.map((u) => u.patch.result !== undefined)}::boolean[],
-        ${list.map((u) => u.patch.parameters === undefined || u.patch.parameters === null ? null : encodeJson(u.patch.parameters))}::text[], ${list.map((u) => u.patch.parameters !== undefined)}::boolean[])
+        ${list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result))}::text[],
+        ${list.map((u) => u.patch.result !== undefined)}::boolean[],
+        ${list.map((u) => u.patch.parameters === undefined || u.patch.parameters === null ? null : encodeJson(u.patch.parameters))}::text[],
+        ${list.map((u) => u.patch.parameters !== undefined)}::boolean[])
         with ordinality as u(device_id, id, status, set_status, result, set_result, parameters, set_parameters, ord)
     ),
     -- Stamps only for the commands that exist: a missing one must not leave a hole in the draw chain.

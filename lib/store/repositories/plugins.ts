@@ -53,7 +53,9 @@ export function toPluginRecord (row: PluginRow): PluginRecord {
 }
 
 export function createPluginRepository (db: Kysely<Database>): PluginRepository {
-  function filtered<O> (query: SelectQueryBuilder<Database, 'plugins', O>, ownerId: number | 'all', filter: PluginFilter): SelectQueryBuilder<Database, 'plugins', O> {
+  function filtered<O> (
+    query: SelectQueryBuilder<Database, 'plugins', O>, ownerId: number | 'all', filter: PluginFilter
+  ): SelectQueryBuilder<Database, 'plugins', O> {
     if (ownerId !== 'all') query = query.where('user_id', '=', ownerId)
     if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId)
     if (filter.name !== undefined) query = query.where('name', '=', filter.name)
@@ -122,7 +124,9 @@ export function createPluginRepository (db: Kysely<Database>): PluginRepository 
       return (await applyPage(query, filter).execute()).map(toPluginRecord)
     },
     async count (ownerId, filter) {
-      const row = await filtered(db.selectFrom('plugins').select((eb) => eb.fn.countAll<number>().as('count')), ownerId, filter).executeTakeFirstOrThrow()
+      const row = await filtered(
+        db.selectFrom('plugins').select((eb) => eb.fn.countAll<number>().as('count')), ownerId, filter
+      ).executeTakeFirstOrThrow()
       return Number(row.count)
     }
   }

@@ -5,7 +5,9 @@ import type { Database } from '../database.js'
 import { purgeDeviceHistory } from './message-clock.js'
 
 /** Queues the history of every device matching `where` (call it before deleting them, in the same transaction). */
-export async function queuePurge (db: Kysely<Database>, where: (eb: ExpressionBuilder<Database, 'devices'>) => ExpressionWrapper<Database, 'devices', SqlBool>): Promise<void> {
+export async function queuePurge (
+  db: Kysely<Database>, where: (eb: ExpressionBuilder<Database, 'devices'>) => ExpressionWrapper<Database, 'devices', SqlBool>
+): Promise<void> {
   await db.insertInto('message_purge').columns(['device_id', 'device_key'])
     .expression(db.selectFrom('devices').select(['device_id', 'id']).where(where))
     .execute()

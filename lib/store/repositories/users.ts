@@ -102,11 +102,15 @@ export function createUserRepository (db: Kysely<Database>): UserRepository {
     async list (filter) {
       let query = applyFilter(db.selectFrom('users').selectAll(), filter)
       const order = filter.sortOrder === 'DESC' ? 'desc' : 'asc'
-      query = filter.sortField === 'login' ? query.orderBy('login', order).orderBy('id', 'asc') : query.orderBy('id', filter.sortField === 'id' ? order : 'asc')
+      query = filter.sortField === 'login'
+        ? query.orderBy('login', order).orderBy('id', 'asc')
+        : query.orderBy('id', filter.sortField === 'id' ? order : 'asc')
       return (await applyPage(query, filter).execute()).map(toRecord)
     },
     async count (filter) {
-      const row = await applyFilter(db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')), filter).executeTakeFirstOrThrow()
+      const row = await applyFilter(
+        db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('count')), filter
+      ).executeTakeFirstOrThrow()
       return Number(row.count)
     },
     async countActiveAdmins (exceptId) {
@@ -119,7 +123,11 @@ export function createUserRepository (db: Kysely<Database>): UserRepository {
       return rows.map((r) => Number(r.network_id))
     },
     async deviceTypeIds (userId) {
-      const rows = await db.selectFrom('user_device_types').select('device_type_id').where('user_id', '=', userId).orderBy('device_type_id').execute()
+      const rows = await db.selectFrom('user_device_types')
+        .select('device_type_id')
+        .where('user_id', '=', userId)
+        .orderBy('device_type_id')
+        .execute()
       return rows.map((r) => Number(r.device_type_id))
     },
     async assignNetwork (userId, networkId) {

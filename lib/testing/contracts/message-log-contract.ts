@@ -8,7 +8,9 @@
  * @example
  * import { messageLogContract } from 'devicehub/testing'
  * for (const [name, check] of Object.entries(messageLogContract)) {
- *   test(name, () => check({ open: async () => { const hub = await createDeviceHub({ store, admin }); return { ...hub, close: () => hub.close() } } }))
+ *   test(name, () => check({
+ *     open: async () => { const hub = await createDeviceHub({ store, admin }); return { ...hub, close: () => hub.close() } }
+ *   }))
  * }
  */
 import assert from 'node:assert/strict'
@@ -37,18 +39,24 @@ export type MessageLogCheck = (subject: MessageLogContractSubject) => Promise<vo
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 const SCOPE = { networkIds: 'all', deviceTypeIds: 'all' } as const
 
-function notification (deviceId: string, name: string): { kind: 'notification', input: { notification: string, deviceId: string, networkId: number, deviceTypeId: number, parameters: null } } {
+function notification (deviceId: string, name: string): {
+  kind: 'notification', input: { notification: string, deviceId: string, networkId: number, deviceTypeId: number, parameters: null }
+} {
   return { kind: 'notification', input: { notification: name, deviceId, networkId: 1, deviceTypeId: 1, parameters: null } }
 }
 
 /** Opens a log with devices `log-dev` and `feed-dev-0..3` in network 1 and device type 1 (reads join the device). */
-async function withLog (subject: MessageLogContractSubject, check: (open: OpenMessageLog, events: MessageEvent[]) => Promise<void>): Promise<void> {
+async function withLog (
+  subject: MessageLogContractSubject, check: (open: OpenMessageLog, events: MessageEvent[]) => Promise<void>
+): Promise<void> {
   const open = await subject.open()
   for (const id of ['log-dev', 'feed-dev-0', 'feed-dev-1', 'feed-dev-2', 'feed-dev-3']) {
     await open.store.devices.insert({ id, name: id, data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   }
   const events: MessageEvent[] = []
-  const off = open.bus.subscribe((event) => { if (event.kind === 'notification' || event.kind === 'command' || event.kind === 'command-update') events.push(event) })
+  const off = open.bus.subscribe((event) => {
+    if (event.kind === 'notification' || event.kind === 'command' || event.kind === 'command-update') events.push(event)
+  })
   try {
     await check(open, events)
   } finally {
@@ -71,7 +79,10 @@ export const messageLogContract: Record<string, MessageLogCheck> = {
       const n = await log.append(notification('log-dev', 'temperature'))
       const c = await log.append({
         kind: 'command',
-        input: { command: 'reboot', deviceId: 'log-dev', networkId: 1, deviceTypeId: 1, userId: null, parameters: null, lifetime: null, status: null, result: null }
+        input: {
+          command: 'reboot', deviceId: 'log-dev', networkId: 1, deviceTypeId: 1, userId: null, parameters: null, lifetime: null,
+          status: null, result: null
+        }
       })
       const u = await log.append({ kind: 'command-update', deviceId: 'log-dev', id: c.id, patch: { status: 'done' } }) as CommandRecord
       assert.equal(u.status, 'done')

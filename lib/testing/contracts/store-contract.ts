@@ -38,7 +38,9 @@ export type StoreContractCheck = (subject: StoreContractSubject) => Promise<void
 /** Beyond 2^31: catches int8 columns read back as strings or truncated. */
 const LATE = 1_700_000_000_123
 
-function newUser (login: string, fields: Partial<Omit<UserRecord, 'id' | 'login'>> = {}): Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin' | 'tokenVersion'> {
+function newUser (
+  login: string, fields: Partial<Omit<UserRecord, 'id' | 'login'>> = {}
+): Omit<UserRecord, 'id' | 'loginAttempts' | 'lastLogin' | 'tokenVersion'> {
   return {
     login,
     passwordHash: `hash-of-${login}`,
@@ -126,7 +128,10 @@ function userChecks (check: Register): void {
     same(updated, { ...expected, status: 1, loginAttempts: 3, lastLogin: LATE, data: null, introReviewed: false, tokenVersion: 1 })
     assert.equal(typeof updated.lastLogin, 'number', 'timestamps come back as numbers')
     assert.equal(await store.users.update(id, { login: 'alice2', passwordHash: 'h2', role: 1, allDeviceTypesAvailable: true }), true)
-    match(await store.users.findById(id), { login: 'alice2', passwordHash: 'h2', role: 1, allDeviceTypesAvailable: true, status: 1, tokenVersion: 2 })
+    match(
+      await store.users.findById(id),
+      { login: 'alice2', passwordHash: 'h2', role: 1, allDeviceTypesAvailable: true, status: 1, tokenVersion: 2 }
+    )
     await store.users.update(id, { status: 1, role: 1, passwordHash: 'h2', login: 'alice3', data: { x: 1 } })
     assert.equal((await store.users.findById(id))!.tokenVersion, 2, 'an unchanged role, status or password keeps the token version')
     await store.users.update(id, { login: 'alice2', lastLogin: 1, loginAttempts: 0 })
@@ -335,7 +340,9 @@ function entityAndDeviceChecks (check: Register): void {
       const repo = store[area]
       const ids: Record<string, number> = {}
       for (const name of ['lab-b', 'home', 'lab-a', 'Lab-c', 'office']) ids[name] = await repo.insert({ name, description: `${name} desc` })
-      const names = async (scope: 'all' | number[], filter: Parameters<typeof repo.list>[1]) => (await repo.list(scope, filter)).map((n) => n.name)
+      const names = async (
+        scope: 'all' | number[], filter: Parameters<typeof repo.list>[1]
+      ) => (await repo.list(scope, filter)).map((n) => n.name)
 
       same(await repo.list('all', { name: 'home' }), [{ id: ids.home, name: 'home', description: 'home desc' }])
       same(await names('all', {}), ['lab-b', 'home', 'lab-a', 'Lab-c', 'office'], 'default order: id ascending')
@@ -378,11 +385,20 @@ function entityAndDeviceChecks (check: Register): void {
     assert.equal(JSON.stringify(found!.data), JSON.stringify(data), 'JSON key order kept')
     assert.equal(typeof found!.networkId, 'number')
     assert.equal(typeof found!.deviceTypeId, 'number')
-    same(await store.devices.findById('sensor-2'), { id: 'sensor-2', name: 'Other', data: null, networkId: network, deviceTypeId: type, isBlocked: false })
+    same(
+      await store.devices.findById('sensor-2'),
+      { id: 'sensor-2', name: 'Other', data: null, networkId: network, deviceTypeId: type, isBlocked: false }
+    )
     assert.equal(await store.devices.findById('SENSOR-1'), undefined, 'device ids are exact')
     assert.equal(await store.devices.findById('missing'), undefined)
-    await rejectsConflict(store.devices.insert({ id: 'sensor-1', name: 'again', data: null, networkId: network, deviceTypeId: type, isBlocked: false }), 'duplicate device id')
-    await rejectsConflict(store.devices.insert({ id: 'sensor-3', name: 'x', data: null, networkId: network + 1000, deviceTypeId: type, isBlocked: false }), 'missing network')
+    await rejectsConflict(
+      store.devices.insert({ id: 'sensor-1', name: 'again', data: null, networkId: network, deviceTypeId: type, isBlocked: false }),
+      'duplicate device id'
+    )
+    await rejectsConflict(
+      store.devices.insert({ id: 'sensor-3', name: 'x', data: null, networkId: network + 1000, deviceTypeId: type, isBlocked: false }),
+      'missing network'
+    )
   })
 }
 
@@ -390,7 +406,9 @@ function sessionChecks (check: Register): void {
   check('presence: mark online, refresh, expire, mark offline, filter devices', async ({ store }) => {
     const network = await store.networks.insert({ name: 'n', description: null })
     const type = await store.deviceTypes.insert({ name: 'd', description: null })
-    for (const id of ['p-1', 'p-2', 'p-3']) await store.devices.insert({ id, name: id, data: null, networkId: network, deviceTypeId: type, isBlocked: false })
+    for (const id of ['p-1', 'p-2', 'p-3']) await store.devices.insert({
+      id, name: id, data: null, networkId: network, deviceTypeId: type, isBlocked: false
+    })
     const t0 = LATE
     same([...(await store.presence.lastSeen(['p-1', 'p-2'])).entries()], [], 'never seen: no entry')
     same([...(await store.presence.lastSeen([])).entries()], [], 'no ids: no query, no entry')
@@ -403,8 +421,14 @@ function sessionChecks (check: Register): void {
     assert.equal(typeof (await store.presence.lastSeen(['p-1'])).get('p-1'), 'number', 'int8 read as a number')
     assert.equal(await store.presence.markOnline('p-2', t0, t0 - 1000), 'came-online')
 
-    same(await store.devices.list(FULL_SCOPE, { presence: { online: true, since: t0 }, sortField: 'id' }).then((d) => d.map((x) => x.id)), ['p-1', 'p-2'])
-    same(await store.devices.list(FULL_SCOPE, { presence: { online: false, since: t0 } }).then((d) => d.map((x) => x.id)), ['p-3'], 'never seen is offline')
+    same(
+      await store.devices.list(FULL_SCOPE, { presence: { online: true, since: t0 }, sortField: 'id' }).then((d) => d.map((x) => x.id)),
+      ['p-1', 'p-2']
+    )
+    same(
+      await store.devices.list(FULL_SCOPE, { presence: { online: false, since: t0 } }).then((d) => d.map((x) => x.id)), ['p-3'],
+      'never seen is offline'
+    )
     same(await store.devices.list(FULL_SCOPE, { presence: { online: true, since: t0 + 1 } }).then((d) => d.map((x) => x.id)), ['p-1'])
     assert.equal(await store.devices.count(FULL_SCOPE, { presence: { online: false, since: t0 + 1 } }), 2)
 
@@ -443,13 +467,18 @@ function sessionChecks (check: Register): void {
     const [command] = await store.mqttSessions.list(key)
     assert.equal(command?.cursor, LATE + 10, 'the cursor never moves back (int8 read as a number)')
     await store.mqttSessions.subscribe(key, 'dh/command/+/+/led-1/#', 0, LATE + 20)
-    match(await store.mqttSessions.list(key), [{ qos: 0, cursor: LATE + 10, createdAt: LATE }, { topic: 'dh/notification/#' }], 'subscribing again changes the QoS, keeps the cursor')
+    match(
+      await store.mqttSessions.list(key), [{ qos: 0, cursor: LATE + 10, createdAt: LATE }, { topic: 'dh/notification/#' }],
+      'subscribing again changes the QoS, keeps the cursor'
+    )
     await store.mqttSessions.unsubscribe(key, 'dh/notification/#')
     await store.mqttSessions.unsubscribe(key, 'dh/notification/#')
     match(await store.mqttSessions.list(key), [{ topic: 'dh/command/+/+/led-1/#' }], 'unsubscribed once, the second time is a no-op')
     await store.mqttSessions.clear(key)
     same(await store.mqttSessions.list(key), [], 'cleared')
-    assert.equal((await store.mqttSessions.list({ userId: other, clientId: 'led-1' })).length, 1, 'another user\'s client with the same id is apart')
+    assert.equal(
+      (await store.mqttSessions.list({ userId: other, clientId: 'led-1' })).length, 1, 'another user\'s client with the same id is apart'
+    )
     await store.users.delete(other)
     same(await store.mqttSessions.list({ userId: other, clientId: 'led-1' }), [], 'deleting the user deletes their sessions')
   })
@@ -476,22 +505,46 @@ function messageChecks (check: Register): void {
   check('notifications: insert returns the stored record', async ({ store }) => {
     const parameters = { temperature: 21.5, unit: 'C', extra: { b: 2, a: 1 } }
     const started = Date.now()
-    const first = await store.notifications.insert({ notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, parameters, timestamp: LATE })
-    same(first, { id: first.id, notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, timestamp: first.stamp, parameters, stamp: first.stamp })
-    assert.ok(first.stamp >= started && first.stamp <= Date.now() + 1000, 'the stamp (the poll cursor) is the server clock\'s, not the client timestamp')
+    const first = await store.notifications.insert({
+      notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, parameters, timestamp: LATE
+    })
+    same(
+      first,
+      {
+        id: first.id, notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, timestamp: first.stamp, parameters,
+        stamp: first.stamp
+      }
+    )
+    assert.ok(
+      first.stamp >= started && first.stamp <= Date.now() + 1000,
+      'the stamp (the poll cursor) is the server clock\'s, not the client timestamp'
+    )
     assert.notEqual(first.timestamp, LATE, 'and so is the timestamp: a client timestamp far from the clock is replaced (issue #23)')
-    const kept = await store.notifications.insert({ notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, parameters, timestamp: LATE + 5_000 }, LATE + 5_100)
-    assert.equal(kept.timestamp, Math.max(LATE + 5_000, first.stamp + 1), 'one just behind the clock\'s reading is kept, unless a later stamp was drawn')
+    const kept = await store.notifications.insert(
+      { notification: 'temp', deviceId: 'dev-1', networkId: 7, deviceTypeId: 9, parameters, timestamp: LATE + 5_000 }, LATE + 5_100
+    )
+    assert.equal(
+      kept.timestamp, Math.max(LATE + 5_000, first.stamp + 1),
+      'one just behind the clock\'s reading is kept, unless a later stamp was drawn'
+    )
     assert.equal(kept.stamp, kept.timestamp)
     assert.equal(typeof first.id, 'number')
     assert.equal(typeof first.timestamp, 'number')
     assert.equal(JSON.stringify(first.parameters), JSON.stringify(parameters), 'JSON key order kept')
     const before = Date.now()
-    const second = await store.notifications.insert({ notification: 'ping', deviceId: 'dev-2', networkId: null, deviceTypeId: null, parameters: null })
+    const second = await store.notifications.insert({
+      notification: 'ping', deviceId: 'dev-2', networkId: null, deviceTypeId: null, parameters: null
+    })
     assert.ok(second.id > first.id, 'ids increase')
     // The message clock is strictly increasing, so it may run a few ms ahead of Date.now().
     assert.ok(second.timestamp >= before && second.timestamp <= Date.now() + 1000, 'the store assigns a timestamp when none is given')
-    same(second, { id: second.id, notification: 'ping', deviceId: 'dev-2', networkId: null, deviceTypeId: null, timestamp: second.timestamp, parameters: null, stamp: second.timestamp })
+    same(
+      second,
+      {
+        id: second.id, notification: 'ping', deviceId: 'dev-2', networkId: null, deviceTypeId: null, timestamp: second.timestamp,
+        parameters: null, stamp: second.timestamp
+      }
+    )
     assert.ok(second.stamp > first.stamp, 'stamps increase')
   })
 
@@ -501,34 +554,75 @@ function messageChecks (check: Register): void {
     await store.devices.insert({ id: 'feed-dev', name: 'Feed', data: null, networkId, deviceTypeId, isBlocked: false })
     const selector = { scope: FULL_SCOPE }
     const message = { deviceId: 'feed-dev', networkId, deviceTypeId, parameters: null }
-    const n = [await store.notifications.insert({ ...message, notification: 'n1' }), await store.notifications.insert({ ...message, notification: 'n2' }),
+    const n = [await store.notifications.insert({
+      ...message, notification: 'n1'
+    }), await store.notifications.insert({ ...message, notification: 'n2' }),
       await store.notifications.insert({ ...message, notification: 'n3' })]
     const command = { ...message, userId: null, lifetime: null, status: null, result: null }
-    const c = [await store.commands.insert({ ...command, command: 'c1' }, Date.now()), await store.commands.insert({ ...command, command: 'c2' }, Date.now()),
+    const c = [await store.commands.insert(
+      { ...command, command: 'c1' }, Date.now()
+    ), await store.commands.insert({ ...command, command: 'c2' }, Date.now()),
       await store.commands.insert({ ...command, command: 'c3' }, Date.now())]
-    const u = [await store.commands.update('feed-dev', c[0]!.id, { status: 'u1' }, Date.now()), await store.commands.update('feed-dev', c[1]!.id, { status: 'u2' }, Date.now()),
+    const u = [await store.commands.update(
+      'feed-dev', c[0]!.id, { status: 'u1' }, Date.now()
+    ), await store.commands.update('feed-dev', c[1]!.id, { status: 'u2' }, Date.now()),
       await store.commands.update('feed-dev', c[2]!.id, { status: 'u3' }, Date.now())].map((record) => record!)
     const ids = (records: Array<{ id: number }>): number[] => records.map((record) => record.id)
     const limit = 10
 
     const position = await store.feed.position()
-    same(position, { clock: u[2]!.lastUpdated, notification: n[2]!.id, command: c[2]!.id }, 'position: the newest stamp and the newest id of each kind')
+    same(
+      position, { clock: u[2]!.lastUpdated, notification: n[2]!.id, command: c[2]!.id },
+      'position: the newest stamp and the newest id of each kind'
+    )
     const at = (clock: number): LogCursor => ({ ...position, clock })
     // upTo is the mark a reader was handed: a row above it may sit past a stamp drawn earlier and
     // not yet committed, so reading it would move the reader past that stamp.
-    same(ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: at(n[1]!.stamp), limit })), ids(n.slice(0, 2)), 'notifications: up to upTo, inclusive')
-    same(ids(await store.feed.notifications({ selector, after: at(n[0]!.stamp), upTo: at(n[0]!.stamp), limit })), [], 'notifications: nothing when after = upTo')
-    same(ids(await store.feed.commands({ selector, after: LOG_ORIGIN, upTo: at(c[1]!.stamp), limit })), ids(c.slice(0, 2)), 'commands: up to upTo, inclusive')
-    same(ids(await store.feed.commands({ selector, after: at(c[1]!.stamp), upTo: at(c[0]!.stamp), limit })), [], 'commands: nothing when upTo is behind after')
-    same(ids(await store.feed.updates({ selector, after: LOG_ORIGIN, upTo: at(u[1]!.lastUpdated), limit })), ids(u.slice(0, 2)), 'updates: up to the upTo stamp, inclusive')
-    same(ids(await store.feed.updates({ selector, after: at(u[0]!.lastUpdated), upTo: at(u[2]!.lastUpdated - 1), limit })), ids(u.slice(1, 2)), 'updates: between after and upTo')
-    same(ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(n), 'notifications: up to the position, all')
-    same(ids(await store.feed.commands({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(c), 'commands: up to the position, all')
+    same(
+      ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: at(n[1]!.stamp), limit })), ids(n.slice(0, 2)),
+      'notifications: up to upTo, inclusive'
+    )
+    same(
+      ids(await store.feed.notifications({ selector, after: at(n[0]!.stamp), upTo: at(n[0]!.stamp), limit })), [],
+      'notifications: nothing when after = upTo'
+    )
+    same(
+      ids(await store.feed.commands({ selector, after: LOG_ORIGIN, upTo: at(c[1]!.stamp), limit })), ids(c.slice(0, 2)),
+      'commands: up to upTo, inclusive'
+    )
+    same(
+      ids(await store.feed.commands({ selector, after: at(c[1]!.stamp), upTo: at(c[0]!.stamp), limit })), [],
+      'commands: nothing when upTo is behind after'
+    )
+    same(
+      ids(await store.feed.updates({ selector, after: LOG_ORIGIN, upTo: at(u[1]!.lastUpdated), limit })), ids(u.slice(0, 2)),
+      'updates: up to the upTo stamp, inclusive'
+    )
+    same(
+      ids(await store.feed.updates({ selector, after: at(u[0]!.lastUpdated), upTo: at(u[2]!.lastUpdated - 1), limit })), ids(u.slice(1, 2)),
+      'updates: between after and upTo'
+    )
+    same(
+      ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(n),
+      'notifications: up to the position, all'
+    )
+    same(
+      ids(await store.feed.commands({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(c), 'commands: up to the position, all'
+    )
     same(ids(await store.feed.updates({ selector, after: LOG_ORIGIN, upTo: position, limit })), ids(u), 'updates: up to the position, all')
-    same(ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: position, limit: 2 })), ids(n.slice(0, 2)), 'limit still applies')
+    same(
+      ids(await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo: position, limit: 2 })), ids(n.slice(0, 2)),
+      'limit still applies'
+    )
     // A cursor of an earlier version (plugins resume by id): ids it had are skipped whatever the clock.
-    same(ids(await store.feed.notifications({ selector, after: { clock: 0, notification: n[0]!.id, command: 0 }, upTo: position, limit })), ids(n.slice(1)), 'notifications: after the cursor\'s id')
-    same(ids(await store.feed.commands({ selector, after: { clock: 0, notification: 0, command: c[1]!.id }, upTo: position, limit })), ids(c.slice(2)), 'commands: after the cursor\'s id')
+    same(
+      ids(await store.feed.notifications({ selector, after: { clock: 0, notification: n[0]!.id, command: 0 }, upTo: position, limit })),
+      ids(n.slice(1)), 'notifications: after the cursor\'s id'
+    )
+    same(
+      ids(await store.feed.commands({ selector, after: { clock: 0, notification: 0, command: c[1]!.id }, upTo: position, limit })),
+      ids(c.slice(2)), 'commands: after the cursor\'s id'
+    )
   })
 
   check('feed: with liveAt, commands expired by then are left out (R7)', async ({ store }) => {
@@ -542,14 +636,18 @@ function messageChecks (check: Register): void {
     const forever = await store.commands.insert({ ...command, command: 'forever', lifetime: null }, now)
     const answered = await store.commands.insert({ ...command, command: 'answered', lifetime: 1 }, now)
     await store.commands.update('live-dev', answered.id, { status: 'done' }, now)
-    const query = { selector: { scope: FULL_SCOPE, deviceIds: ['live-dev'] }, after: LOG_ORIGIN, upTo: await store.feed.position(), limit: 10 }
+    const query = {
+      selector: { scope: FULL_SCOPE, deviceIds: ['live-dev'] }, after: LOG_ORIGIN, upTo: await store.feed.position(), limit: 10
+    }
     const names = async (liveAt?: number): Promise<string[]> => (await store.feed.commands({ ...query, liveAt })).map((c) => c.command)
     same(await names(), ['short', 'none', 'forever', 'answered'], 'without liveAt: every command')
     same(await names(short.stamp + 1000), ['short', 'none', 'forever', 'answered'], 'live until its lifetime has passed')
     same(await names(short.stamp + 1001), ['none', 'forever', 'answered'], 'then left out; 0 and null are no lifetime, an update keeps it')
     assert.ok(none.id < forever.id)
   })
+}
 
+function settingChecks (check: Register): void {
   check('configuration: put creates then bumps, get, delete', async ({ store }) => {
     assert.equal(await store.configuration.get('key'), undefined)
     same(await store.configuration.put('key', 'one'), { name: 'key', value: 'one', entityVersion: 0 })
@@ -587,11 +685,13 @@ function pluginAndTransactionChecks (check: Register): void {
     // No port inserts plugins yet; write the row directly to check the read path.
     const user = await store.users.insert(newUser('owner'))
     await db.insertInto('plugins').values({
-      name: 'p', description: null, topic_name: 'plugin_topic_x', filter: 'command/*/*/*', status: 2, subscription_id: LATE, user_id: user, parameters: '{"b":1,"a":2}'
+      name: 'p', description: null, topic_name: 'plugin_topic_x', filter: 'command/*/*/*', status: 2, subscription_id: LATE, user_id: user,
+      parameters: '{"b":1,"a":2}'
     }).execute()
     const found = await store.plugins.findByTopic('plugin_topic_x')
     same(found, {
-      id: found!.id, name: 'p', description: null, topicName: 'plugin_topic_x', filter: 'command/*/*/*', status: 2, subscriptionId: LATE, userId: user,
+      id: found!.id, name: 'p', description: null, topicName: 'plugin_topic_x', filter: 'command/*/*/*', status: 2, subscriptionId: LATE,
+      userId: user,
       parameters: { b: 1, a: 2 }, grants: { networkIds: 'all', deviceTypeIds: 'all' }
     }, 'a row written without grants (an older version) reaches what its owner does')
     assert.equal(typeof found!.id, 'number')
@@ -602,7 +702,10 @@ function pluginAndTransactionChecks (check: Register): void {
 
   check('plugins: grants round-trip, and a damaged grant grants nothing', async ({ store }) => {
     const user = await store.users.insert(newUser('grants'))
-    const row = { name: 'g', description: null, topicName: 'plugin_topic_g', filter: '*/*/*/*/*', status: 2 as const, subscriptionId: null, userId: user, parameters: null }
+    const row = {
+      name: 'g', description: null, topicName: 'plugin_topic_g', filter: '*/*/*/*/*', status: 2 as const, subscriptionId: null,
+      userId: user, parameters: null
+    }
     const id = await store.plugins.insert({ ...row, grants: { networkIds: [3, 1], deviceTypeIds: 'all' } })
     same((await store.plugins.findById(id))!.grants, { networkIds: [3, 1], deviceTypeIds: 'all' })
     assert.equal(await store.plugins.update(id, { grants: { networkIds: 'all', deviceTypeIds: [] } }), true)
@@ -621,7 +724,10 @@ function pluginAndTransactionChecks (check: Register): void {
       same(await tx.networks.findById(id), { id, name: 'committed', description: null }, 'visible inside')
       return id
     })
-    same(await store.networks.findById(result), { id: result, name: 'committed', description: null }, 'the result is returned and visible after commit')
+    same(
+      await store.networks.findById(result), { id: result, name: 'committed', description: null },
+      'the result is returned and visible after commit'
+    )
 
     const boom = new Error('boom')
     await assert.rejects(store.transaction(async (tx) => {
@@ -695,7 +801,13 @@ function purgeAndDurabilityChecks (check: Register): void {
     const deviceTypeId = await store.deviceTypes.insert({ name: 'purge-type', description: null })
     const at = { ...device, networkId, deviceTypeId }
     await store.devices.insert(at)
-    const old = await store.commands.insert({ command: 'old', deviceId: 'namesake', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null, result: null }, LATE)
+    const old = await store.commands.insert(
+      {
+        command: 'old', deviceId: 'namesake', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null,
+        result: null
+      },
+      LATE
+    )
     const rows = Array.from({ length: 7 }, () => ({ notification: 'old', deviceId: 'namesake', networkId, deviceTypeId, parameters: null }))
     const oldNotifications = await store.notifications.insertMany(rows, LATE)
     match(await store.commands.findForDevice('namesake', old.id), { command: 'old' })
@@ -705,9 +817,20 @@ function purgeAndDurabilityChecks (check: Register): void {
     assert.equal(await store.notifications.findForDevice('namesake', oldNotifications[0]!.id), undefined)
     const scope = { networkIds: 'all', deviceTypeIds: 'all' } as const
     same(await store.commands.query({ scope, deviceIds: ['namesake'], sortField: 'timestamp', take: 100 }), [])
-    same(await store.feed.notifications({ selector: { scope, deviceIds: ['namesake'], names: ['old'] }, after: LOG_ORIGIN, upTo: await store.feed.position(), limit: 100 }), [])
+    same(
+      await store.feed.notifications({
+        selector: { scope, deviceIds: ['namesake'], names: ['old'] }, after: LOG_ORIGIN, upTo: await store.feed.position(), limit: 100
+      }),
+      []
+    )
     assert.equal(await store.commands.update('namesake', old.id, { status: 'x' }, LATE), undefined, 'nor update it')
-    const fresh = await store.commands.insert({ command: 'new', deviceId: 'namesake', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null, result: null }, LATE)
+    const fresh = await store.commands.insert(
+      {
+        command: 'new', deviceId: 'namesake', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null,
+        result: null
+      },
+      LATE
+    )
     match(await store.commands.findForDevice('namesake', fresh.id), { command: 'new' })
 
     const [entry] = await store.purges.pending(10)
@@ -732,11 +855,15 @@ function purgeAndDurabilityChecks (check: Register): void {
       await tx.networks.insert({ name: 'rolled-back', description: null })
       throw new Error('roll back')
     }).catch(() => {})
-    const first = await store.notifications.insert({ notification: 'n', deviceId: 'd', networkId: network, deviceTypeId: null, parameters: null })
+    const first = await store.notifications.insert({
+      notification: 'n', deviceId: 'd', networkId: network, deviceTypeId: null, parameters: null
+    })
     const again = await reopen()
     match(await again.networks.findByName('kept'), { id: network, name: 'kept' }, 'the committed network')
     assert.equal(await again.networks.findByName('rolled-back'), undefined, 'the rolled-back one is gone')
-    const next = await again.notifications.insert({ notification: 'n', deviceId: 'd', networkId: network, deviceTypeId: null, parameters: null })
+    const next = await again.notifications.insert({
+      notification: 'n', deviceId: 'd', networkId: network, deviceTypeId: null, parameters: null
+    })
     assert.ok(next.id > first.id && next.stamp > first.stamp, 'ids and stamps keep increasing across the reopen')
   })
 }
@@ -752,6 +879,7 @@ function buildContract (): Record<string, StoreContractCheck> {
   entityAndDeviceChecks(check)
   sessionChecks(check)
   messageChecks(check)
+  settingChecks(check)
   pluginAndTransactionChecks(check)
   purgeAndDurabilityChecks(check)
   return checks
