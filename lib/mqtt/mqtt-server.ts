@@ -22,6 +22,7 @@ import { REQUEST_TOPIC, parseTelemetryTopic, parseTopic } from './mqtt-topics.js
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
+import { grantAtMostDelivered } from './granted-qos.js'
 import { readProtocolLevel } from './protocol-level.js'
 import type { Mqtt5Connection } from './mqtt5-front-end.js'
 import { createMqtt5FrontEnd } from './mqtt5-front-end.js'
@@ -117,6 +118,12 @@ function authorizeSubscribe (sessions: Sessions, logger: FastifyBaseLogger, clie
     logger.error({ err: error }, 'mqtt subscribe failed')
     callback(null, null)
   })
+}
+
+/** What aedes' parser lacks: a packet size bound, SUBACKs that grant what is delivered. */
+function guardParser (client: Client, limits: MqttLimits, logger: FastifyBaseLogger): void {
+  if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn('mqtt: the packet size limit is not enforced (unexpected aedes parser)')
+  if (!grantAtMostDelivered(client)) logger.warn('mqtt: SUBACKs grant the QoS asked for (unexpected aedes parser)')
 }
 
 /**
@@ -258,8 +265,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
         return
       }
       if (named !== undefined) addresses.set(served, named)
-      const client = broker.handle(served, request)
-      if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn('mqtt: the packet size limit is not enforced (unexpected aedes parser)')
+      guardParser(broker.handle(served, request), limits, logger)
     })
   }
 

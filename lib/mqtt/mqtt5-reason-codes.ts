@@ -56,7 +56,7 @@ export function connackReason (returnCode: number): number {
  * subackReason(0x80, 'dh/notification/#', 'c1')  // 0x87 not authorized
  */
 export function subackReason (granted: number, topic: string, clientId: string): number {
-  // DeviceHive pushes go out with QoS 0 or 1 (aedes' SUBACK repeats the QoS asked for).
+  // DeviceHive pushes go out with QoS 0 or 1 (granted-qos.ts already lowers what aedes is asked).
   if (granted < 0x80) return Math.min(granted, 1)
   if (topic.startsWith('$share/')) return REASON.sharedSubscriptionsNotSupported
   // Another client's response topic parses as invalid: it is the client that may not have it.
