@@ -23,6 +23,7 @@ import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
 import { grantAtMostDelivered } from './granted-qos.js'
+import { checkPausable } from './client-pause.js'
 import { readProtocolLevel } from './protocol-level.js'
 import type { Mqtt5Connection } from './mqtt5-front-end.js'
 import { createMqtt5FrontEnd } from './mqtt5-front-end.js'
@@ -182,6 +183,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
     const principal = auth.kind === 'authenticated' ? auth.principal : undefined
     if (takesOverAnother(client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    // aedes pauses a client during CONNECT: its internals are checked in the state the session finds them.
+    checkPausable(client, logger)
     const session = new MqttSession({
       hub, client, logger, limits, nextSubscriptionId,
       restServerUrl: options.restServerUrl(),
