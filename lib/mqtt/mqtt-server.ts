@@ -137,7 +137,12 @@ function byProtocol (stream: Duplex, limits: MqttLimits, mqtt5: Map<object, Mqtt
       serve(stream)
       return
     }
-    const front = createMqtt5FrontEnd(stream, { maxPacketBytes: limits.maxPacketBytes, maxKeepAliveSeconds: limits.maxKeepAliveSeconds, receiveMaximum: limits.maxInflightInbound })
+    const front = createMqtt5FrontEnd(stream, {
+      maxPacketBytes: limits.maxPacketBytes,
+      maxKeepAliveSeconds: limits.maxKeepAliveSeconds,
+      receiveMaximum: limits.maxInflightInbound,
+      maxSessionExpirySeconds: limits.maxSessionExpirySeconds
+    })
     mqtt5.set(front.inner, front)
     front.inner.once('close', () => mqtt5.delete(front.inner))
     // Over WebSocket, the shutdown closes the socket before this server's close() runs.
@@ -216,7 +221,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     keepaliveLimit: limits.maxKeepAliveSeconds,
     maxClientsIdLength: limits.maxClientIdLength,
     preConnect (client, packet, done) {
-      durable.preConnect(client, packet, mqtt5.get(client.conn)?.startsFresh === true)
+      durable.preConnect(client, packet, mqtt5.get(client.conn)?.sessionRequest)
       done(null, true)
     },
     authenticate (client, username, password, done) {

@@ -18,6 +18,7 @@ import { PacketTooLargeError, limitParser } from './packet-limit.js'
 import type { PacketParser } from './packet-limit.js'
 import { REASON } from './mqtt5-reason-codes.js'
 import type { ConnectInfo, ServerSide } from './mqtt5-packets.js'
+import type { SessionRequest } from './durable-sessions.js'
 import { brokerConnect, brokerPacket, clientConnack, clientPacket, clientSuback } from './mqtt5-packets.js'
 
 /** The limits the front end keeps and announces (MqttLimits). */
@@ -26,8 +27,11 @@ export type Mqtt5FrontEndOptions = ServerSide
 export interface Mqtt5Connection {
   /** What aedes serves: a 3.1.1 client. */
   readonly inner: Duplex
-  /** A clean start with a session expiry: the stored session is discarded, the new one persists. */
-  readonly startsFresh: boolean
+  /**
+   * The session the CONNECT asked for beyond 3.1.1's clean session 0: a clean start with a session
+   * expiry (the stored session is discarded, the new one persists), the expiry interval kept.
+   */
+  readonly sessionRequest: SessionRequest
   /** Sends DISCONNECT with `reasonCode` (once; none after a refused CONNECT); resolves once written. */
   disconnect(reasonCode: number, reason?: string): Promise<void>
 }
@@ -37,7 +41,7 @@ const LINGER_MS = 1000
 
 /**
  * @example
- * const front = createMqtt5FrontEnd(socket, { maxPacketBytes: 1 << 20, maxKeepAliveSeconds: 0, receiveMaximum: 100 })
+ * const front = createMqtt5FrontEnd(socket, { maxPacketBytes: 1 << 20, maxKeepAliveSeconds: 0, receiveMaximum: 100, maxSessionExpirySeconds: 0xffffffff })
  * broker.handle(front.inner)
  */
 export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOptions): Mqtt5Connection {
@@ -202,8 +206,8 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
 
   return {
     inner,
-    get startsFresh () {
-      return connect?.startsFresh === true
+    get sessionRequest () {
+      return { startsFresh: connect?.startsFresh === true, expirySeconds: connect?.grantedExpiry ?? 0 }
     },
     disconnect: fail
   }
