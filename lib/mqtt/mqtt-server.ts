@@ -141,7 +141,8 @@ function byProtocol (stream: Duplex, limits: MqttLimits, mqtt5: Map<object, Mqtt
       maxPacketBytes: limits.maxPacketBytes,
       maxKeepAliveSeconds: limits.maxKeepAliveSeconds,
       receiveMaximum: limits.maxInflightInbound,
-      maxSessionExpirySeconds: limits.maxSessionExpirySeconds
+      maxSessionExpirySeconds: limits.maxSessionExpirySeconds,
+      maxHeldBytes: limits.maxBufferedBytes
     })
     mqtt5.set(front.inner, front)
     front.inner.once('close', () => mqtt5.delete(front.inner))

@@ -25,6 +25,8 @@ export interface ConnectInfo {
   serverKeepAlive: number | undefined
   /** The largest packet the client takes (MQTT 5 counts the whole packet). */
   maxPacket: number
+  /** QoS 1 and 2 publishes the client takes unacknowledged at once (MQTT 5 §3.1.2.11.3). */
+  receiveMaximum: number
 }
 
 export interface ServerSide {
@@ -63,7 +65,8 @@ export function brokerConnect (packet: IConnectPacket, server: ServerSide): { in
     requestedExpiry: requested,
     grantedExpiry: expiry,
     serverKeepAlive,
-    maxPacket: properties.maximumPacketSize ?? Infinity
+    maxPacket: properties.maximumPacketSize ?? Infinity,
+    receiveMaximum: properties.receiveMaximum ?? 65535
   }
   const connect: IConnectPacket = {
     cmd: 'connect',
