@@ -128,6 +128,19 @@ function guardParser (client: Client, limits: MqttLimits, logger: FastifyBaseLog
 }
 
 /**
+ * A client id may be taken over (MQTT-3.1.4-2) only by the same user, never by another; an
+ * MQTT 5 client taken over is told (aedes closes it once the new CONNECT is accepted).
+ */
+function takesOverAnother (broker: Aedes, sessions: Sessions, mqtt5: Map<object, Mqtt5Connection>, client: Client, owner: string): boolean {
+  const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id]
+  if (current === undefined || current === client) return false
+  const session = sessions.get(current)
+  if (session !== undefined && session.owner !== owner) return true
+  void mqtt5.get(current.conn)?.disconnect(REASON.sessionTakenOver, 'Another connection took the session over')
+  return false
+}
+
+/**
  * Hands `stream` to `serve` once its CONNECT says which MQTT it speaks: as it is for 3.1 and
  * 3.1.1 (aedes' own), through an MQTT 5 front end (kept in `mqtt5` while open) for MQTT 5.
  */
@@ -174,21 +187,13 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     return lastSubscriptionId
   }
 
-  /** A client id may be taken over (MQTT-3.1.4-2) only by the same user, never by another. */
-  function takesOverAnother (client: Client, owner: string): boolean {
-    const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id]
-    if (current === undefined || current === client) return false
-    const session = sessions.get(current)
-    return session !== undefined && session.owner !== owner
-  }
-
   async function authenticate (client: Client, username: string | undefined, password: Buffer | undefined): Promise<MqttSession> {
     if (!await initialisedWithin(hub, limits.startupWaitMs)) throw refusal(CONNACK.serverUnavailable, 'The server is starting')
     if (client.id.length > limits.maxClientIdLength) throw refusal(CONNACK.identifierRejected, `Client id longer than ${limits.maxClientIdLength}`)
     const auth = await connectAuth(hub, username, password, addressOf(client, addresses))
     if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
     const principal = auth.kind === 'authenticated' ? auth.principal : undefined
-    if (takesOverAnother(client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    if (takesOverAnother(broker, sessions, mqtt5, client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
     // aedes pauses a client during CONNECT: its internals are checked in the state the session finds them.
     checkPausable(client, logger)
     const session = new MqttSession({
@@ -251,6 +256,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   })
   wireDurableSessions(broker as unknown as DurableBroker, durable, (client: Client) => sessions.get(client))
   broker.on('clientDisconnect', (client) => sessions.get(client)?.release())
+  // Told before aedes closes it (its 'error' path destroys the stream first).
+  ;(broker as unknown as NodeJS.EventEmitter).on('keepaliveTimeout', (client: Client) => void mqtt5.get(client.conn)?.disconnect(REASON.keepAliveTimeout, 'Keep alive timeout'))
   broker.on('clientError', (client, error) => logger.debug({ clientId: client.id, err: error }, 'mqtt client error'))
   broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'mqtt connection error'))
   // aedes emits 'error' on persistence failures: an unheard one would end the process.

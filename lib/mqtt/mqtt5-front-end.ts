@@ -21,7 +21,7 @@ import type { ConnectInfo, ServerSide } from './mqtt5-packets.js'
 import type { SessionRequest } from './durable-sessions.js'
 import { brokerConnect, brokerPacket, clientConnack, clientPacket, clientSuback } from './mqtt5-packets.js'
 import type { ReceiveWindow } from './receive-window.js'
-import { createReceiveWindow } from './receive-window.js'
+import { createInboundWindow, createReceiveWindow } from './receive-window.js'
 
 /** The limits the front end keeps and announces (MqttLimits). */
 export interface Mqtt5FrontEndOptions extends ServerSide {
@@ -82,6 +82,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
   /** Topic filters of SUBSCRIBEs and counts of UNSUBSCRIBEs awaiting their acknowledgement, by packet id. */
   const subscribes = new Map<number, string[]>()
   const unsubscribes = new Map<number, number>()
+  const inbound2 = createInboundWindow(options.receiveMaximum)
 
   const write = corkedWriter(outer)
   const send = (packet: Packet, callback?: () => void): boolean => write(mqttPacket.generate(packet, { protocolVersion: 5 }), callback)
@@ -165,6 +166,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     if (packet.cmd === 'subscribe') subscribes.set(packet.messageId ?? 0, packet.subscriptions.map((s) => s.topic))
     if (packet.cmd === 'unsubscribe') unsubscribes.set(packet.messageId ?? 0, packet.unsubscriptions.length)
     if (packet.cmd === 'puback') window?.acknowledged(packet.messageId)
+    if (!inbound2.received(packet)) return void fail(REASON.receiveMaximumExceeded, 'More QoS 2 publishes awaiting PUBREL than the receive maximum')
     const result = brokerPacket(packet)
     if ('refused' in result) void fail(result.refused, result.reason)
     else if ('answer' in result) send(result.answer)

@@ -70,3 +70,25 @@ export function createReceiveWindow (options: ReceiveWindowOptions): ReceiveWind
     }
   }
 }
+
+/**
+ * The server's own receive maximum (the CONNACK's, MqttLimits.maxInflightInbound): inbound QoS 2
+ * publishes awaiting PUBREL. aedes bounds them too, but closes the connection in silence; the
+ * front end counts them first, so an MQTT 5 client is told why (DISCONNECT 0x93).
+ *
+ * @example
+ * const inbound = createInboundWindow(100)
+ * if (!inbound.received(packet)) refuse()
+ */
+export function createInboundWindow (limit: number): { received(packet: { cmd: string, qos?: number, messageId?: number }): boolean } {
+  const awaitingRelease = new Set<number>()
+  return {
+    received (packet) {
+      const id = packet.messageId ?? 0
+      if (packet.cmd === 'pubrel') awaitingRelease.delete(id)
+      if (packet.cmd !== 'publish' || packet.qos !== 2 || awaitingRelease.has(id)) return true
+      awaitingRelease.add(id)
+      return limit <= 0 || awaitingRelease.size <= limit
+    }
+  }
+}

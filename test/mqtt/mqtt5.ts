@@ -281,6 +281,28 @@ t.test('malformed or unsupported MQTT 5 input closes that connection, never the 
   t.equal((await request(client, { action: 'server/info' })).status, 'success')
 })
 
+t.test('where aedes would close in silence, an MQTT 5 client gets a DISCONNECT with the reason first', async (t) => {
+  const h = await startMqttHarness(t, { maxInflightInbound: 2 })
+  const port = Number(new URL(h.url).port)
+  const hello = (keepalive: number): Buffer => mqttPacket.generate({
+    cmd: 'connect', protocolVersion: 5, clientId: `v5-silent-${process.pid}-${keepalive}`, clean: true, keepalive, username: ADMIN.login, password: Buffer.from(ADMIN.password)
+  }, { protocolVersion: 5 })
+  t.match(await rawExchange(port, [hello(1)], 2), [{ cmd: 'connack' }, { cmd: 'disconnect', reasonCode: 0x8d }], 'silent past 1.5 x the keep-alive: 0x8D')
+
+  const qos2 = (messageId: number): Buffer => mqttPacket.generate({ cmd: 'publish', topic: 'dh/request', payload: Buffer.from('{}'), qos: 2, messageId, retain: false, dup: false }, { protocolVersion: 5 })
+  // The third comes before aedes answered the first two: the DISCONNECT may overtake their PUBRECs.
+  const answers = await rawExchange(port, [hello(30), qos2(1), qos2(2), qos2(3)], 2)
+  t.match(answers[0], { cmd: 'connack', properties: { receiveMaximum: 2 } })
+  t.match(answers.at(-1), { cmd: 'disconnect', reasonCode: 0x93 }, 'a QoS 2 publish past the receive maximum: 0x93')
+
+  const options = v5({ ...login, clientId: `v5-taken-${process.pid}` })
+  const first = await connectMqtt(t, h.url, options)
+  const disconnect = serverDisconnect(first)
+  const second = await connectMqtt(t, h.url, options)
+  t.match(await disconnect, { reasonCode: 0x8e }, 'taken over by the same user: 0x8E')
+  t.equal((await request(second, { action: 'server/info' })).status, 'success')
+})
+
 t.test('maxKeepAliveSeconds: the CONNACK imposes a server keep alive instead of refusing', async (t) => {
   const h = await startMqttHarness(t, { maxKeepAliveSeconds: 30 })
   for (const keepalive of [0, 600]) {
