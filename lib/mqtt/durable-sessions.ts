@@ -145,6 +145,7 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
   /** The session each connecting client asked for (aedes is always told "clean"). */
   const requested = new WeakMap<object, { asked: 'clean' | 'resume' | 'fresh', expiryMs: number | undefined }>()
   let prunedAt = -Infinity
+  let pruning: Promise<void> = Promise.resolve()
   /**
    * Store writes per (user, client id), chained: a reconnect on this instance reads the cursor
    * only after the acknowledgements of the connection before it are written.
@@ -180,7 +181,9 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
   function prune (): void {
     if (now() - prunedAt < PRUNE_EVERY_MS) return
     prunedAt = now()
-    store.mqttSessions.dropExpired(now()).catch((error: unknown) => logger.error({ err: error }, 'mqtt session: pruning expired sessions failed'))
+    pruning = store.mqttSessions.dropExpired(now()).then(() => undefined, (error: unknown) => {
+      logger.error({ err: error }, 'mqtt session: pruning expired sessions failed')
+    })
   }
 
   /** A resumed session: dropped when found expired, else kept while connected. */
@@ -287,7 +290,7 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
     },
 
     async flush () {
-      await Promise.all([...writes.values()])
+      await Promise.all([...writes.values(), pruning])
     }
   }
 }
