@@ -19,10 +19,35 @@ export interface ClientPause {
   resume(): void
 }
 
+/** Whether `client` has the aedes internals {@link pausableClient} works with. */
+function isBatched (client: object): boolean {
+  const batched = client as Partial<BatchedClient>
+  return typeof batched._nextBatch === 'function' && typeof batched._paused === 'boolean'
+}
+
+/** Loggers already warned: one warning per server, not one per connection. */
+const warned = new WeakSet<object>()
+
+/**
+ * Whether pausing `client` works; when it does not (an aedes whose internals changed), says so
+ * once through `logger`: requests then queue up to their cap without slowing the client's reads.
+ *
+ * @example
+ * checkPausable(broker.handle(socket), app.log)
+ */
+export function checkPausable (client: Client, logger: { warn(message: string): void }): boolean {
+  if (isBatched(client)) return true
+  if (!warned.has(logger)) {
+    warned.add(logger)
+    logger.warn('mqtt: clients are not paused while their requests queue (unexpected aedes client internals)')
+  }
+  return false
+}
+
 /**
  * Install before the client's packets after CONNECT are handled (aedes reads `_nextBatch` per
  * packet). Where the client lacks the internals this was written for, pausing does nothing: reading
- * goes on and the request queue's cap still bounds it.
+ * goes on and the request queue's cap still bounds it ({@link checkPausable} has warned of it).
  *
  * @example
  * const gate = pausableClient(client)
@@ -30,10 +55,8 @@ export interface ClientPause {
  */
 export function pausableClient (client: Client): ClientPause {
   const batched = client as unknown as BatchedClient
+  if (!isBatched(client)) return { pause: () => {}, resume: () => {} }
   const nextBatch = batched._nextBatch
-  if (typeof nextBatch !== 'function' || typeof batched._paused !== 'boolean') {
-    return { pause: () => {}, resume: () => {} }
-  }
   let held = 0
   batched._nextBatch = (error) => {
     if (batched._paused && (error === undefined || error === null)) {

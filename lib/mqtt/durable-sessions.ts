@@ -26,6 +26,11 @@
  * release is chained after them); B waits, at most `handoverWaitMs`, for another instance's hold
  * to go before it reads the cursors. A hold left by a crashed instance, or by a connection A has
  * not yet seen die, only delays B's CONNACK by that bound (then QoS 1's at least once applies).
+ *
+ * Expiry (MQTT 5's session expiry interval): when the connection of a session with a finite
+ * interval ends, the deadline is written on its subscriptions (after its acknowledgements); the
+ * next CONNECT drops a session found past it, as absent, and clears the deadline while connected.
+ * Expired sessions nobody reconnects are pruned now and then, on a persistent CONNECT.
  */
 import { randomBytes } from 'node:crypto'
 import type { Principal } from '../core/auth/principal.js'
@@ -47,6 +52,14 @@ export interface DurableTarget {
   subscribeResponse(topic: string): void
 }
 
+/** What the CONNECT asked for beyond 3.1.1's clean session (MQTT 5, mqtt5-front-end.ts). */
+export interface SessionRequest {
+  /** A persistent session that discards the stored one first (MQTT 5 clean start with a session expiry). */
+  startsFresh?: boolean
+  /** The session expiry interval in seconds; 0xFFFFFFFF or absent (3.1.1): never expires. */
+  expirySeconds?: number
+}
+
 /** A QoS 1 publish written to the client; `topic` and `cursor` when it carries a durable command. */
 export interface SentMessage {
   topic?: string
@@ -58,10 +71,8 @@ export interface DurableSessions {
    * aedes `preConnect`: keeps what the client asked for and tells aedes the session is clean, so
    * that aedes holds no session state of its own (no subscriptions, no outgoing messages to
    * resend: those would duplicate what the store resumes, and be lost on a restart).
-   * `startsFresh`: a persistent session that discards the stored one first (MQTT 5 clean start
-   * with a session expiry).
    */
-  preConnect(client: object, packet: { clean?: boolean }, startsFresh?: boolean): void
+  preConnect(client: object, packet: { clean?: boolean }, request?: SessionRequest): void
   /**
    * After CONNECT authenticated the client, before the CONNACK: a clean session forgets what was
    * stored for (user, client id); a persistent one re-opens its stored subscriptions (their
@@ -93,6 +104,8 @@ interface SessionState {
   inFlight: SentMessage[]
   /** Which stored topics carry commands (the others are kept but never resumed). */
   topics: Set<string>
+  /** How long the session outlives the connection, in ms; undefined: for good. */
+  expiryMs: number | undefined
 }
 
 /** Resumable pushes: command inserts and command updates, both read by cursor from the message log. */
@@ -104,6 +117,12 @@ const keyText = (key: MqttSessionKey): string => `${key.userId}\u0000${key.clien
 
 /** How often a connection waiting for another instance's hold looks again. */
 const HANDOVER_POLL_MS = 10
+
+/** The session expiry interval that means never (MQTT 5 §3.1.2.11.2). */
+const NEVER_EXPIRES = 0xffffffff
+
+/** How often expired sessions nobody reconnects are deleted (at most, on a persistent CONNECT). */
+const PRUNE_EVERY_MS = 10 * 60 * 1000
 
 export interface DurableSessionsOptions {
   store: Store
@@ -126,7 +145,9 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
   let connections = 0
   const states = new WeakMap<DurableTarget, SessionState>()
   /** The session each connecting client asked for (aedes is always told "clean"). */
-  const requested = new WeakMap<object, 'clean' | 'resume' | 'fresh'>()
+  const requested = new WeakMap<object, { asked: 'clean' | 'resume' | 'fresh', expiryMs: number | undefined }>()
+  let prunedAt = -Infinity
+  let pruning: Promise<void> = Promise.resolve()
   /**
    * Store writes per (user, client id), chained: a reconnect on this instance reads the cursor
    * only after the acknowledgements of the connection before it are written.
@@ -158,6 +179,21 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
     }
   }
 
+  /** Deletes the sessions expired by now, at most once per {@link PRUNE_EVERY_MS}; in the background. */
+  function prune (): void {
+    if (now() - prunedAt < PRUNE_EVERY_MS) return
+    prunedAt = now()
+    pruning = store.mqttSessions.dropExpired(now()).then(() => undefined, (error: unknown) => {
+      logger.error({ err: error }, 'mqtt session: pruning expired sessions failed')
+    })
+  }
+
+  /** A resumed session: dropped when found expired, else kept while connected. */
+  async function unlessExpired (key: MqttSessionKey): Promise<void> {
+    if (await store.mqttSessions.dropExpired(now(), key) > 0) logger.info({ clientId: key.clientId }, 'mqtt session: expired, not resumed')
+    await store.mqttSessions.setExpiry(key, null)
+  }
+
   async function restore (session: DurableTarget, state: SessionState): Promise<boolean> {
     const stored = await store.mqttSessions.list(state.key)
     for (const subscription of stored) {
@@ -183,13 +219,15 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
   }
 
   return {
-    preConnect (client, packet, startsFresh = false) {
-      requested.set(client, packet.clean !== false ? 'clean' : startsFresh ? 'fresh' : 'resume')
+    preConnect (client, packet, request = {}) {
+      const asked = packet.clean !== false ? 'clean' : request.startsFresh === true ? 'fresh' : 'resume'
+      const seconds = request.expirySeconds ?? NEVER_EXPIRES
+      requested.set(client, { asked, expiryMs: seconds >= NEVER_EXPIRES ? undefined : seconds * 1000 })
       packet.clean = true
     },
 
     async open (session, client) {
-      const asked = requested.get(client) ?? 'clean'
+      const { asked, expiryMs } = requested.get(client) ?? { asked: 'clean', expiryMs: undefined }
       const principal = session.principal
       if (principal?.kind !== 'user') return false
       const userId = principal.user.id
@@ -201,11 +239,13 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
         return false
       }
       await handover(key)
+      prune()
       // MQTT 5: a clean start with a session expiry discards the previous session and keeps the new one.
       if (asked === 'fresh') await store.mqttSessions.clear(key)
+      else await unlessExpired(key)
       const holder = `${instance}:${++connections}`
       await store.mqttSessions.hold(key, holder, now())
-      const state: SessionState = { key, holder, inFlight: [], topics: new Set() }
+      const state: SessionState = { key, holder, inFlight: [], topics: new Set(), expiryMs }
       states.set(session, state)
       return asked === 'fresh' ? false : restore(session, state)
     },
@@ -247,12 +287,14 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
       if (state === undefined) return
       state.inFlight.length = 0
       states.delete(session)
+      const { expiryMs } = state
+      if (expiryMs !== undefined) write(state.key, 'expiry', () => store.mqttSessions.setExpiry(state.key, now() + expiryMs))
       // After the acknowledgements already queued: then another instance may read the cursors.
       write(state.key, 'release', () => store.mqttSessions.release(state.key, state.holder))
     },
 
     async flush () {
-      await Promise.all([...writes.values()])
+      await Promise.all([...writes.values(), pruning])
     }
   }
 }

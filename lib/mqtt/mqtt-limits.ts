@@ -31,6 +31,11 @@ export interface MqttLimits {
    * another instance to close and write its acknowledgements (default 2 s; durable-sessions.ts).
    */
   handoverWaitMs: number
+  /**
+   * Longest MQTT 5 session expiry interval kept, in seconds: a longer one is lowered to it and the
+   * CONNACK says so (default 0xFFFFFFFF: any, including never).
+   */
+  maxSessionExpirySeconds: number
 }
 
 export const DEFAULT_MQTT_LIMITS: Readonly<MqttLimits> = {
@@ -45,5 +50,6 @@ export const DEFAULT_MQTT_LIMITS: Readonly<MqttLimits> = {
   maxKeepAliveSeconds: 0,
   maxClientIdLength: 128,
   startupWaitMs: 10_000,
-  handoverWaitMs: 2000
+  handoverWaitMs: 2000,
+  maxSessionExpirySeconds: 0xffffffff
 }

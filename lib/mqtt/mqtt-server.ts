@@ -22,6 +22,8 @@ import { REQUEST_TOPIC, parseTelemetryTopic, parseTopic } from './mqtt-topics.js
 import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
+import { grantAtMostDelivered } from './granted-qos.js'
+import { checkPausable } from './client-pause.js'
 import { readProtocolLevel } from './protocol-level.js'
 import type { Mqtt5Connection } from './mqtt5-front-end.js'
 import { createMqtt5FrontEnd } from './mqtt5-front-end.js'
@@ -131,6 +133,25 @@ function authorizeSubscribe (
   })
 }
 
+/** What aedes' parser lacks: a packet size bound, SUBACKs that grant what is delivered. */
+function guardParser (client: Client, limits: MqttLimits, logger: FastifyBaseLogger): void {
+  if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn(UNBOUNDED_PACKETS)
+  if (!grantAtMostDelivered(client)) logger.warn('mqtt: SUBACKs grant the QoS asked for (unexpected aedes parser)')
+}
+
+/**
+ * A client id may be taken over (MQTT-3.1.4-2) only by the same user, never by another; an
+ * MQTT 5 client taken over is told (aedes closes it once the new CONNECT is accepted).
+ */
+function takesOverAnother (broker: Aedes, sessions: Sessions, mqtt5: Map<object, Mqtt5Connection>, client: Client, owner: string): boolean {
+  const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id]
+  if (current === undefined || current === client) return false
+  const session = sessions.get(current)
+  if (session !== undefined && session.owner !== owner) return true
+  void mqtt5.get(current.conn)?.disconnect(REASON.sessionTakenOver, 'Another connection took the session over')
+  return false
+}
+
 /**
  * Hands `stream` to `serve` once its CONNECT says which MQTT it speaks: as it is for 3.1 and
  * 3.1.1 (aedes' own), through an MQTT 5 front end (kept in `mqtt5` while open) for MQTT 5.
@@ -141,10 +162,13 @@ function byProtocol (stream: Duplex, limits: MqttLimits, mqtt5: Map<object, Mqtt
       serve(stream)
       return
     }
-    const front = createMqtt5FrontEnd(
-      stream,
-      { maxPacketBytes: limits.maxPacketBytes, maxKeepAliveSeconds: limits.maxKeepAliveSeconds, receiveMaximum: limits.maxInflightInbound }
-    )
+    const front = createMqtt5FrontEnd(stream, {
+      maxPacketBytes: limits.maxPacketBytes,
+      maxKeepAliveSeconds: limits.maxKeepAliveSeconds,
+      receiveMaximum: limits.maxInflightInbound,
+      maxSessionExpirySeconds: limits.maxSessionExpirySeconds,
+      maxHeldBytes: limits.maxBufferedBytes
+    })
     mqtt5.set(front.inner, front)
     front.inner.once('close', () => mqtt5.delete(front.inner))
     // Over WebSocket, the shutdown closes the socket before this server's close() runs.
@@ -175,21 +199,15 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     return lastSubscriptionId
   }
 
-  /** A client id may be taken over (MQTT-3.1.4-2) only by the same user, never by another. */
-  function takesOverAnother (client: Client, owner: string): boolean {
-    const current = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[client.id]
-    if (current === undefined || current === client) return false
-    const session = sessions.get(current)
-    return session !== undefined && session.owner !== owner
-  }
-
   async function authenticate (client: Client, username: string | undefined, password: Buffer | undefined): Promise<MqttSession> {
     if (!await initialisedWithin(hub, limits.startupWaitMs)) throw refusal(CONNACK.serverUnavailable, 'The server is starting')
     if (client.id.length > limits.maxClientIdLength) throw clientIdTooLong(limits.maxClientIdLength)
     const auth = await connectAuth(hub, username, password, addressOf(client, addresses))
     if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
     const principal = auth.kind === 'authenticated' ? auth.principal : undefined
-    if (takesOverAnother(client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    if (takesOverAnother(broker, sessions, mqtt5, client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    // aedes pauses a client during CONNECT: its internals are checked in the state the session finds them.
+    checkPausable(client, logger)
     const session = new MqttSession({
       hub, client, logger, limits, nextSubscriptionId,
       restServerUrl: options.restServerUrl(),
@@ -221,7 +239,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     keepaliveLimit: limits.maxKeepAliveSeconds,
     maxClientsIdLength: limits.maxClientIdLength,
     preConnect (client, packet, done) {
-      durable.preConnect(client, packet, mqtt5.get(client.conn)?.startsFresh === true)
+      durable.preConnect(client, packet, mqtt5.get(client.conn)?.sessionRequest)
       done(null, true)
     },
     authenticate (client, username, password, done) {
@@ -250,6 +268,8 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   })
   wireDurableSessions(broker as unknown as DurableBroker, durable, (client: Client) => sessions.get(client))
   broker.on('clientDisconnect', (client) => sessions.get(client)?.release())
+  // Told before aedes closes it (its 'error' path destroys the stream first).
+  ;(broker as unknown as NodeJS.EventEmitter).on('keepaliveTimeout', (client: Client) => void mqtt5.get(client.conn)?.disconnect(REASON.keepAliveTimeout, 'Keep alive timeout'))
   broker.on('clientError', (client, error) => logger.debug({ clientId: client.id, err: error }, 'mqtt client error'))
   broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'mqtt connection error'))
   // aedes emits 'error' on persistence failures: an unheard one would end the process.
@@ -273,8 +293,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
         return
       }
       if (named !== undefined) addresses.set(served, named)
-      const client = broker.handle(served, request)
-      if (!limitPacketSize(client, limits.maxPacketBytes)) logger.warn(UNBOUNDED_PACKETS)
+      guardParser(broker.handle(served, request), limits, logger)
     })
   }
 

@@ -18,16 +18,25 @@ import { PacketTooLargeError, limitParser } from './packet-limit.js'
 import type { PacketParser } from './packet-limit.js'
 import { REASON } from './mqtt5-reason-codes.js'
 import type { ConnectInfo, ServerSide } from './mqtt5-packets.js'
+import type { SessionRequest } from './durable-sessions.js'
 import { brokerConnect, brokerPacket, clientConnack, clientPacket, clientSuback } from './mqtt5-packets.js'
+import type { ReceiveWindow } from './receive-window.js'
+import { createInboundWindow, createReceiveWindow } from './receive-window.js'
 
 /** The limits the front end keeps and announces (MqttLimits). */
-export type Mqtt5FrontEndOptions = ServerSide
+export interface Mqtt5FrontEndOptions extends ServerSide {
+  /** Publishes held past the client's receive maximum, in bytes, at most (MqttLimits.maxBufferedBytes). */
+  maxHeldBytes: number
+}
 
 export interface Mqtt5Connection {
   /** What aedes serves: a 3.1.1 client. */
   readonly inner: Duplex
-  /** A clean start with a session expiry: the stored session is discarded, the new one persists. */
-  readonly startsFresh: boolean
+  /**
+   * The session the CONNECT asked for beyond 3.1.1's clean session 0: a clean start with a session
+   * expiry (the stored session is discarded, the new one persists), the expiry interval kept.
+   */
+  readonly sessionRequest: SessionRequest
   /** Sends DISCONNECT with `reasonCode` (once; none after a refused CONNECT); resolves once written. */
   disconnect(reasonCode: number, reason?: string): Promise<void>
 }
@@ -35,26 +44,10 @@ export interface Mqtt5Connection {
 /** How long a closing connection has to flush its last packet before it is destroyed. */
 const LINGER_MS = 1000
 
-/**
- * @example
- * const front = createMqtt5FrontEnd(socket, { maxPacketBytes: 1 << 20, maxKeepAliveSeconds: 0, receiveMaximum: 100 })
- * broker.handle(front.inner)
- */
-export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOptions): Mqtt5Connection {
-  const inbound = mqttPacket.parser()
-  const outbound = mqttPacket.parser()
-  limitParser(inbound as unknown as PacketParser, options.maxPacketBytes)
-  let connect: ConnectInfo | undefined
-  let connected = false
-  let ending = false
-  let paused = false
-  /** Topic filters of SUBSCRIBEs and counts of UNSUBSCRIBEs awaiting their acknowledgement, by packet id. */
-  const subscribes = new Map<number, string[]>()
-  const unsubscribes = new Map<number, number>()
-
+/** Writes to `outer` where packets written in one turn leave together (as mqtt-packet's writeToStream does): no TCP segment per PUBACK. */
+function corkedWriter (outer: Duplex): (bytes: Buffer, callback?: () => void) => boolean {
   let corked = false
-  /** Packets written in one turn leave together (as mqtt-packet's writeToStream does): no TCP segment per PUBACK. */
-  const write = (bytes: Buffer, callback?: () => void): boolean => {
+  return (bytes, callback) => {
     if (outer.destroyed || outer.writableEnded) {
       callback?.()
       return true
@@ -69,6 +62,29 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     }
     return outer.write(bytes, () => callback?.())
   }
+}
+
+/**
+ * @example
+ * const front = createMqtt5FrontEnd(socket, { maxPacketBytes: 1 << 20, maxKeepAliveSeconds: 0, receiveMaximum: 100, maxSessionExpirySeconds: 0xffffffff, maxHeldBytes: 1 << 19 })
+ * broker.handle(front.inner)
+ */
+export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOptions): Mqtt5Connection {
+  const inbound = mqttPacket.parser()
+  const outbound = mqttPacket.parser()
+  limitParser(inbound as unknown as PacketParser, options.maxPacketBytes)
+  let connect: ConnectInfo | undefined
+  /** The client's receive maximum over the server's QoS 1 publishes (receive-window.ts). */
+  let window: ReceiveWindow | undefined
+  let connected = false
+  let ending = false
+  let paused = false
+  /** Topic filters of SUBSCRIBEs and counts of UNSUBSCRIBEs awaiting their acknowledgement, by packet id. */
+  const subscribes = new Map<number, string[]>()
+  const unsubscribes = new Map<number, number>()
+  const inbound2 = createInboundWindow(options.receiveMaximum)
+
+  const write = corkedWriter(outer)
   const send = (packet: Packet, callback?: () => void): boolean => write(mqttPacket.generate(packet, { protocolVersion: 5 }), callback)
 
   /** Ends the connection: the last packet written flushes, then the stream goes (at the latest after LINGER_MS). */
@@ -126,6 +142,12 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
   function onConnect (packet: IConnectPacket): void {
     const translated = brokerConnect(packet, options)
     connect = translated.info
+    window = createReceiveWindow({
+      limit: connect.receiveMaximum,
+      maxHeldBytes: options.maxHeldBytes,
+      send: (bytes) => write(bytes),
+      onOverflow: () => void fail(REASON.quotaExceeded, 'Too many publishes awaiting acknowledgement')
+    })
     if (packet.properties?.authenticationMethod !== undefined) {
       void fail(REASON.badAuthenticationMethod,
         'Enhanced authentication is not supported: a username and password, or an access token as the password')
@@ -144,6 +166,8 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     }
     if (packet.cmd === 'subscribe') subscribes.set(packet.messageId ?? 0, packet.subscriptions.map((s) => s.topic))
     if (packet.cmd === 'unsubscribe') unsubscribes.set(packet.messageId ?? 0, packet.unsubscriptions.length)
+    if (packet.cmd === 'puback') window?.acknowledged(packet.messageId)
+    if (!inbound2.received(packet)) return void fail(REASON.receiveMaximumExceeded, 'More QoS 2 publishes awaiting PUBREL than the receive maximum')
     const result = brokerPacket(packet)
     if ('refused' in result) void fail(result.refused, result.reason)
     else if ('answer' in result) send(result.answer)
@@ -164,7 +188,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     } else if (packet.cmd === 'publish') {
       const bytes = mqttPacket.generate(clientPacket(packet), { protocolVersion: 5 })
       // Larger than the client takes: not sent (MQTT 5 §3.1.2.11.4), as if delivered.
-      if (bytes.length <= connect.maxPacket) write(bytes)
+      if (bytes.length <= connect.maxPacket) window?.publish(packet.qos, packet.messageId, bytes)
     } else {
       send(clientPacket(packet, unsubscribes.get(id)))
       if (packet.cmd === 'unsuback') unsubscribes.delete(id)
@@ -203,8 +227,8 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
 
   return {
     inner,
-    get startsFresh () {
-      return connect?.startsFresh === true
+    get sessionRequest () {
+      return { startsFresh: connect?.startsFresh === true, expirySeconds: connect?.grantedExpiry ?? 0 }
     },
     disconnect: fail
   }

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type { IConnackPacket, IConnectPacket, ISubackPacket, Packet } from 'mqtt-packet'
 import { REASON, connackReason, subackReason } from './mqtt5-reason-codes.js'
 
-/** The session expiry a CONNACK announces for a persistent session: it does not expire. */
+/** A session expiry interval that means: the session never expires (MQTT 5 §3.1.2.11.2). */
 export const NEVER_EXPIRES = 0xffffffff
 
 /** What the CONNECT asked for that the CONNACK answers. */
@@ -19,10 +19,14 @@ export interface ConnectInfo {
   /** Persistent with a clean start: the stored session is discarded first. */
   startsFresh: boolean
   requestedExpiry: number
+  /** The session expiry interval the server keeps (seconds): the one asked for, at most the server's maximum. */
+  grantedExpiry: number
   /** The keep-alive the server imposes (the client asked for none, or more than the limit). */
   serverKeepAlive: number | undefined
   /** The largest packet the client takes (MQTT 5 counts the whole packet). */
   maxPacket: number
+  /** QoS 1 and 2 publishes the client takes unacknowledged at once (MQTT 5 §3.1.2.11.3). */
+  receiveMaximum: number
 }
 
 export interface ServerSide {
@@ -32,18 +36,22 @@ export interface ServerSide {
   maxKeepAliveSeconds: number
   /** The CONNACK's receive maximum: inbound QoS 2 publishes awaiting PUBREL (MqttLimits.maxInflightInbound). */
   receiveMaximum: number
+  /** The longest session expiry interval kept, in seconds ({@link NEVER_EXPIRES}: any). */
+  maxSessionExpirySeconds: number
 }
 
 /**
- * A client's MQTT 5 CONNECT as the 3.1.1 CONNECT aedes serves. MQTT 5 keeps a session while its
- * expiry runs, 3.1.1's clean session 0 keeps it for good: any expiry above 0 is persistent.
+ * A client's MQTT 5 CONNECT as the 3.1.1 CONNECT aedes serves: any expiry above 0 is 3.1.1's
+ * clean session 0 (persistent); the expiry itself is timed by the durable sessions, from the
+ * connection's end (durable-sessions.ts).
  *
  * @example
  * brokerConnect({ cmd: 'connect', clientId: '', protocolVersion: 5 }, limits).connect.clientId // 'devicehub-…'
  */
 export function brokerConnect (packet: IConnectPacket, server: ServerSide): { info: ConnectInfo, connect: IConnectPacket } {
   const properties = packet.properties ?? {}
-  const expiry = properties.sessionExpiryInterval ?? 0
+  const requested = properties.sessionExpiryInterval ?? 0
+  const expiry = Math.min(requested, server.maxSessionExpirySeconds)
   const assigned = packet.clientId === ''
   const clientId = assigned ? `devicehub-${randomUUID()}` : packet.clientId
   const limit = server.maxKeepAliveSeconds
@@ -54,9 +62,11 @@ export function brokerConnect (packet: IConnectPacket, server: ServerSide): { in
     assigned,
     persistent: expiry > 0,
     startsFresh: expiry > 0 && packet.clean !== false,
-    requestedExpiry: expiry,
+    requestedExpiry: requested,
+    grantedExpiry: expiry,
     serverKeepAlive,
-    maxPacket: properties.maximumPacketSize ?? Infinity
+    maxPacket: properties.maximumPacketSize ?? Infinity,
+    receiveMaximum: properties.receiveMaximum ?? 65535
   }
   const connect: IConnectPacket = {
     cmd: 'connect',
@@ -92,7 +102,8 @@ export function clientConnack (packet: IConnackPacket, info: ConnectInfo, server
       topicAliasMaximum: 0,
       subscriptionIdentifiersAvailable: false,
       sharedSubscriptionAvailable: false,
-      ...(info.persistent && info.requestedExpiry !== NEVER_EXPIRES ? { sessionExpiryInterval: NEVER_EXPIRES } : {}),
+      // Said only when the server keeps another interval than the one asked for (MQTT 5 §3.2.2.3.2).
+      ...(info.grantedExpiry !== info.requestedExpiry ? { sessionExpiryInterval: info.grantedExpiry } : {}),
       ...(info.assigned ? { assignedClientIdentifier: info.clientId } : {}),
       ...(info.serverKeepAlive === undefined ? {} : { serverKeepAlive: info.serverKeepAlive })
     }

@@ -19,7 +19,10 @@ export const REASON = {
   serverUnavailable: 0x88,
   serverShuttingDown: 0x8b,
   badAuthenticationMethod: 0x8c,
+  keepAliveTimeout: 0x8d,
+  sessionTakenOver: 0x8e,
   topicFilterInvalid: 0x8f,
+  receiveMaximumExceeded: 0x93,
   topicAliasInvalid: 0x94,
   packetTooLarge: 0x95,
   messageRateTooHigh: 0x96,
@@ -56,7 +59,7 @@ export function connackReason (returnCode: number): number {
  * subackReason(0x80, 'dh/notification/#', 'c1')  // 0x87 not authorized
  */
 export function subackReason (granted: number, topic: string, clientId: string): number {
-  // DeviceHive pushes go out with QoS 0 or 1 (aedes' SUBACK repeats the QoS asked for).
+  // DeviceHive pushes go out with QoS 0 or 1 (granted-qos.ts already lowers what aedes is asked).
   if (granted < 0x80) return Math.min(granted, 1)
   if (topic.startsWith('$share/')) return REASON.sharedSubscriptionsNotSupported
   // Another client's response topic parses as invalid: it is the client that may not have it.

@@ -133,6 +133,8 @@ export interface MqttSubscriptionsTable {
   /** Server stamp (epoch ms) of the last command the client acknowledged; null = none yet. */
   cursor: ColumnType<number | null, number | null | undefined, number | null>
   created_at: Int
+  /** Migration 0012: when the session expires (epoch ms), set as its connection ends; null = connected, or never. */
+  expires_at: ColumnType<number | null, number | null | undefined, number | null>
 }
 
 /** Migration 0011: the connection holding a durable MQTT session, while it is connected. */

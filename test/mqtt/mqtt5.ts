@@ -6,7 +6,7 @@ import { connect } from 'node:net'
 import mqtt from 'mqtt'
 import type { IClientOptions, IDisconnectPacket, MqttClient } from 'mqtt'
 import mqttPacket from 'mqtt-packet'
-import type { Packet } from 'mqtt-packet'
+import type { IConnackPacket, Packet } from 'mqtt-packet'
 import t from 'tap'
 import { startServer } from '../../lib/start-server.js'
 import type { MqttHarness } from '../fixtures/mqtt.js'
@@ -145,7 +145,8 @@ t.test('a session expiry makes the session persistent: QoS 1 commands created wh
   t.teardown(() => first.endAsync(true))
   const connack = new Promise<Packet>((resolve) => first.once('packetreceive', resolve))
   await new Promise((resolve) => first.once('connect', resolve))
-  t.match(await connack, { reasonCode: 0, properties: { sessionExpiryInterval: 0xffffffff } }, 'the session does not expire')
+  const properties = (await connack as IConnackPacket).properties
+  t.equal(properties?.sessionExpiryInterval, undefined, 'the interval asked for is kept: the CONNACK does not name another')
   await first.subscribeAsync(`dh/command/+/+/${a.deviceId}/#`, { qos: 1 })
   await first.endAsync()
   const ids: number[] = []
@@ -167,6 +168,42 @@ t.test('a session expiry makes the session persistent: QoS 1 commands created wh
   t.equal((await request(fresh, { action: 'server/info' })).status, 'success')
   await new Promise((resolve) => setTimeout(resolve, 300))
   t.same(seen.filter((topic) => topic.startsWith('dh/command/')), [], 'nothing restored after a clean start')
+})
+
+/** The session expiry interval is timed from the connection's end; the server's maximum lowers a longer one. */
+t.test('a session expires once its client has been away longer than its interval', async (t) => {
+  const h = await startMqttHarness(t, { maxSessionExpirySeconds: 60 })
+  const a = await addDeviceWorld(h, 'v5-expiry')
+  const options = v5({ ...login, clientId: `v5-expiry-${process.pid}`, clean: false, properties: { sessionExpiryInterval: 1 } })
+  const connackOf = async (client: MqttClient): Promise<IConnackPacket> => await new Promise((resolve) => client.once('connect', resolve))
+  const capped = mqtt.connect(h.url, { ...options, clientId: `v5-capped-${process.pid}`, properties: { sessionExpiryInterval: 3600 }, reconnectPeriod: 0 })
+  t.teardown(() => capped.endAsync(true))
+  t.equal((await connackOf(capped)).properties?.sessionExpiryInterval, 60, 'the CONNACK names the maximum kept')
+
+  const first = await connectMqtt(t, h.url, options)
+  await first.subscribeAsync(`dh/command/+/+/${a.deviceId}/#`, { qos: 1 })
+  await first.endAsync()
+  await h.rest('POST', `/device/${a.deviceId}/command`, { command: 'while-away' })
+  await new Promise((resolve) => setTimeout(resolve, 1300))
+
+  const second = mqtt.connect(h.url, { ...options, reconnectPeriod: 0 })
+  t.teardown(() => second.endAsync(true))
+  const seen: string[] = []
+  second.on('message', (topic) => seen.push(topic))
+  t.equal((await connackOf(second)).sessionPresent, false, 'no session present')
+  await h.rest('POST', `/device/${a.deviceId}/command`, { command: 'after' })
+  t.equal((await request(second, { action: 'server/info' })).status, 'success')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.same(seen.filter((topic) => topic.startsWith('dh/command/')), [], 'no backlog and no subscription: the session expired')
+
+  // Back within the interval: the session (subscription and cursor) is there.
+  await second.subscribeAsync(`dh/command/+/+/${a.deviceId}/#`, { qos: 1 })
+  await second.endAsync()
+  const kept = (await h.rest('POST', `/device/${a.deviceId}/command`, { command: 'kept' })).body.id
+  const third = mqtt.connect(h.url, { ...options, reconnectPeriod: 0 })
+  t.teardown(() => third.endAsync(true))
+  const resumed = nextMessage(third, (topic) => topic.startsWith('dh/command/'))
+  t.equal((await resumed).payload.command.id, kept, 'resumed within the interval')
 })
 
 for (const [transport, urlOf] of transports) {
@@ -242,6 +279,28 @@ t.test('malformed or unsupported MQTT 5 input closes that connection, never the 
   t.match(await rawExchange(port, [hello, auth], 2), [{ cmd: 'connack' }, { cmd: 'disconnect', reasonCode: 0x82 }], 'AUTH: protocol error')
   const client = await connectMqtt(t, h.url, v5(login))
   t.equal((await request(client, { action: 'server/info' })).status, 'success')
+})
+
+t.test('where aedes would close in silence, an MQTT 5 client gets a DISCONNECT with the reason first', async (t) => {
+  const h = await startMqttHarness(t, { maxInflightInbound: 2 })
+  const port = Number(new URL(h.url).port)
+  const hello = (keepalive: number): Buffer => mqttPacket.generate({
+    cmd: 'connect', protocolVersion: 5, clientId: `v5-silent-${process.pid}-${keepalive}`, clean: true, keepalive, username: ADMIN.login, password: Buffer.from(ADMIN.password)
+  }, { protocolVersion: 5 })
+  t.match(await rawExchange(port, [hello(1)], 2), [{ cmd: 'connack' }, { cmd: 'disconnect', reasonCode: 0x8d }], 'silent past 1.5 x the keep-alive: 0x8D')
+
+  const qos2 = (messageId: number): Buffer => mqttPacket.generate({ cmd: 'publish', topic: 'dh/request', payload: Buffer.from('{}'), qos: 2, messageId, retain: false, dup: false }, { protocolVersion: 5 })
+  // The third comes before aedes answered the first two: the DISCONNECT may overtake their PUBRECs.
+  const answers = await rawExchange(port, [hello(30), qos2(1), qos2(2), qos2(3)], 2)
+  t.match(answers[0], { cmd: 'connack', properties: { receiveMaximum: 2 } })
+  t.match(answers.at(-1), { cmd: 'disconnect', reasonCode: 0x93 }, 'a QoS 2 publish past the receive maximum: 0x93')
+
+  const options = v5({ ...login, clientId: `v5-taken-${process.pid}` })
+  const first = await connectMqtt(t, h.url, options)
+  const disconnect = serverDisconnect(first)
+  const second = await connectMqtt(t, h.url, options)
+  t.match(await disconnect, { reasonCode: 0x8e }, 'taken over by the same user: 0x8E')
+  t.equal((await request(second, { action: 'server/info' })).status, 'success')
 })
 
 t.test('maxKeepAliveSeconds: the CONNACK imposes a server keep alive instead of refusing', async (t) => {

@@ -35,6 +35,17 @@ t.test('+ and # wildcards; the pushed topic and payload are DeviceHive\'s', asyn
   t.equal(updatePush.payload.command.status, 'done')
 })
 
+t.test('a subscription asking QoS 2 is granted 1, the QoS its pushes use', async (t) => {
+  const h = await startMqttHarness(t)
+  const a = await addDeviceWorld(h, 'qos2')
+  const client = await connectMqtt(t, h.url, { username: ADMIN.login, password: ADMIN.password })
+  const granted = await client.subscribeAsync({ [`dh/command/+/+/${a.deviceId}/#`]: { qos: 2 }, 'dh/command_update/#': { qos: 1 }, 'dh/notification/#': { qos: 0 } })
+  t.same(granted.map((g) => g.qos), [1, 1, 0], 'SUBACK: QoS 2 asked, 1 granted')
+  const delivered = new Promise<number>((resolve) => client.once('message', (_topic, _payload, packet) => resolve(packet.qos)))
+  await h.rest('POST', `/device/${a.deviceId}/command`, { command: 'reboot' })
+  t.equal(await delivered, 1, 'the push comes with QoS 1')
+})
+
 t.test('two users on overlapping topics each get their own scope only', async (t) => {
   const h = await startMqttHarness(t)
   const a = await addDeviceWorld(h, 'iso-a')

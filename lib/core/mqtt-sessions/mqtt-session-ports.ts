@@ -45,6 +45,19 @@ export interface MqttSessionRepository {
   /** Forgets the session (a clean-session connect, or the session expired). */
   clear(key: MqttSessionKey): Promise<void>
   /**
+   * When the session expires (epoch ms): set as its connection ends; null while connected and for
+   * a session that never expires. Subscriptions added later start with null.
+   */
+  setExpiry(key: MqttSessionKey, expiresAt: number | null): Promise<void>
+  /**
+   * Deletes the subscriptions of sessions expired by `now` (of `key` only, when given); resolves
+   * to how many were deleted.
+   *
+   * @example
+   * const expired = (await store.mqttSessions.dropExpired(Date.now(), key)) > 0
+   */
+  dropExpired(now: number, key?: MqttSessionKey): Promise<number>
+  /**
    * The connection holding the session (connected, or closed with acknowledgements not yet
    * written), or undefined.
    */

@@ -45,6 +45,19 @@ export function createMqttSessionRepository (db: Kysely<Database>): MqttSessionR
       await db.deleteFrom('mqtt_subscriptions').where('user_id', '=', userId).where('client_id', '=', clientId).execute()
     },
 
+    async setExpiry ({ userId, clientId }, expiresAt) {
+      await db.updateTable('mqtt_subscriptions').set({ expires_at: expiresAt })
+        .where('user_id', '=', userId).where('client_id', '=', clientId)
+        .execute()
+    },
+
+    async dropExpired (now, key) {
+      let query = db.deleteFrom('mqtt_subscriptions').where('expires_at', 'is not', null).where('expires_at', '<=', now)
+      if (key !== undefined) query = query.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
+      const result = await query.executeTakeFirst()
+      return Number(result.numDeletedRows)
+    },
+
     async holderOf ({ userId, clientId }) {
       const row = await db.selectFrom('mqtt_session_holders').select(['holder', 'since'])
         .where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst()

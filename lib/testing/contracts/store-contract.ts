@@ -483,6 +483,26 @@ function sessionChecks (check: Register): void {
     same(await store.mqttSessions.list({ userId: other, clientId: 'led-1' }), [], 'deleting the user deletes their sessions')
   })
 
+  check('mqtt sessions: an expiry set as the connection ends drops the session once passed', async ({ store }) => {
+    const userId = await store.users.insert(newUser('mqtt-expiring'))
+    const key = { userId, clientId: 'led-3' }
+    const other = { userId, clientId: 'led-4' }
+    await store.mqttSessions.subscribe(key, 'dh/command/#', 1, LATE)
+    await store.mqttSessions.subscribe(other, 'dh/command/#', 1, LATE)
+    await store.mqttSessions.setExpiry(key, LATE + 100)
+    await store.mqttSessions.setExpiry(other, LATE + 300)
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 99, key), 0, 'not yet expired')
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 200, other), 0, 'another session\'s deadline is its own')
+    await store.mqttSessions.subscribe(key, 'dh/notification/#', 0, LATE + 150)
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 100, key), 1, 'expired: its subscriptions with the deadline go')
+    match(await store.mqttSessions.list(key), [{ topic: 'dh/notification/#' }], 'a subscription added since has no deadline')
+    await store.mqttSessions.setExpiry(other, null)
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 1000), 0, 'null: never expires')
+    await store.mqttSessions.setExpiry(other, LATE + 300)
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 1000), 1, 'pruned without a key')
+    same(await store.mqttSessions.list(other), [])
+  })
+
   check('mqtt sessions: one holder at a time; a release lets go of its own hold only', async ({ store }) => {
     const userId = await store.users.insert(newUser('mqtt-holder'))
     const key = { userId, clientId: 'led-2' }
