@@ -205,7 +205,9 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     const auth = await connectAuth(hub, username, password, addressOf(client, addresses))
     if (auth.kind === 'refused') throw refusal(auth.returnCode, auth.message)
     const principal = auth.kind === 'authenticated' ? auth.principal : undefined
-    if (takesOverAnother(broker, sessions, mqtt5, client, ownerOf(principal))) throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    if (takesOverAnother(broker, sessions, mqtt5, client, ownerOf(principal))) {
+      throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
+    }
     // aedes pauses a client during CONNECT: its internals are checked in the state the session finds them.
     checkPausable(client, logger)
     const session = new MqttSession({
@@ -269,7 +271,9 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   wireDurableSessions(broker as unknown as DurableBroker, durable, (client: Client) => sessions.get(client))
   broker.on('clientDisconnect', (client) => sessions.get(client)?.release())
   // Told before aedes closes it (its 'error' path destroys the stream first).
-  ;(broker as unknown as NodeJS.EventEmitter).on('keepaliveTimeout', (client: Client) => void mqtt5.get(client.conn)?.disconnect(REASON.keepAliveTimeout, 'Keep alive timeout'))
+  ;(broker as unknown as NodeJS.EventEmitter).on('keepaliveTimeout', (client: Client) => {
+    void mqtt5.get(client.conn)?.disconnect(REASON.keepAliveTimeout, 'Keep alive timeout')
+  })
   broker.on('clientError', (client, error) => logger.debug({ clientId: client.id, err: error }, 'mqtt client error'))
   broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'mqtt connection error'))
   // aedes emits 'error' on persistence failures: an unheard one would end the process.

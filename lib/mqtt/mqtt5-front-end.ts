@@ -66,7 +66,9 @@ function corkedWriter (outer: Duplex): (bytes: Buffer, callback?: () => void) =>
 
 /**
  * @example
- * const front = createMqtt5FrontEnd(socket, { maxPacketBytes: 1 << 20, maxKeepAliveSeconds: 0, receiveMaximum: 100, maxSessionExpirySeconds: 0xffffffff, maxHeldBytes: 1 << 19 })
+ * const front = createMqtt5FrontEnd(socket, {
+ *   maxPacketBytes: 1 << 20, maxKeepAliveSeconds: 0, receiveMaximum: 100, maxSessionExpirySeconds: 0xffffffff, maxHeldBytes: 1 << 19
+ * })
  * broker.handle(front.inner)
  */
 export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOptions): Mqtt5Connection {
@@ -167,7 +169,9 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     if (packet.cmd === 'subscribe') subscribes.set(packet.messageId ?? 0, packet.subscriptions.map((s) => s.topic))
     if (packet.cmd === 'unsubscribe') unsubscribes.set(packet.messageId ?? 0, packet.unsubscriptions.length)
     if (packet.cmd === 'puback') window?.acknowledged(packet.messageId)
-    if (!inbound2.received(packet)) return void fail(REASON.receiveMaximumExceeded, 'More QoS 2 publishes awaiting PUBREL than the receive maximum')
+    if (!inbound2.received(packet)) {
+      return void fail(REASON.receiveMaximumExceeded, 'More QoS 2 publishes awaiting PUBREL than the receive maximum')
+    }
     const result = brokerPacket(packet)
     if ('refused' in result) void fail(result.refused, result.reason)
     else if ('answer' in result) send(result.answer)
