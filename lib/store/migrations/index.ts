@@ -16,6 +16,7 @@ import { keptTokenMigration } from './0008-kept-token.js'
 import { deviceNameIndexMigration } from './0009-device-name-index.js'
 import { mqttSessionsMigration } from './0010-mqtt-sessions.js'
 import { mqttSessionHoldersMigration } from './0011-mqtt-session-holders.js'
+import { messageDeviceIndexMigration } from './0012-message-device-index.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -34,7 +35,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0008-kept-token': keptTokenMigration(),
         '0009-device-name-index': deviceNameIndexMigration(),
         '0010-mqtt-sessions': mqttSessionsMigration(),
-        '0011-mqtt-session-holders': mqttSessionHoldersMigration()
+        '0011-mqtt-session-holders': mqttSessionHoldersMigration(),
+        '0012-message-device-index': messageDeviceIndexMigration()
       }
     }
   }
