@@ -1,5 +1,5 @@
 /**
- * Migration 0012 (issue #26): the messages' `(device_id, timestamp)` indexes are gone, `down`
+ * Migration 0013 (issue #26): the messages' `(device_id, timestamp)` indexes are gone, `down`
  * builds them again, and the reads of one device's messages still find theirs (the plan names
  * the `(device_id, clock_ts)` index, not a scan).
  */
@@ -13,7 +13,7 @@ async function indexes (db: Kysely<unknown>): Promise<string[]> {
   return rows.rows.map((r) => r.name)
 }
 
-t.test('0012 drops the (device_id, timestamp) indexes; down builds them again', async (t) => {
+t.test('0013 drops the (device_id, timestamp) indexes; down builds them again', async (t) => {
   const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openSqliteConnection(':memory:') }) })
   t.teardown(() => db.destroy())
   await migrateToLatest(db, sqliteMigrationDialect)
@@ -32,7 +32,7 @@ t.test('0012 drops the (device_id, timestamp) indexes; down builds them again', 
   const migrator = new Migrator({ db, provider: createMigrationProvider(sqliteMigrationDialect), migrationTableName: 'devicehub_migrations', migrationLockTableName: 'devicehub_migrations_lock' })
   const { error, results } = await migrator.migrateDown()
   t.equal(error, undefined)
-  t.equal(results?.[0]?.migrationName, '0012-message-device-index')
+  t.equal(results?.[0]?.migrationName, '0013-message-device-index')
   const restored = await indexes(db)
   t.ok(restored.includes('notifications_device_timestamp_idx'))
   t.ok(restored.includes('commands_device_timestamp_idx'))

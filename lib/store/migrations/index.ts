@@ -16,7 +16,7 @@ import { keptTokenMigration } from './0008-kept-token.js'
 import { deviceNameIndexMigration } from './0009-device-name-index.js'
 import { mqttSessionsMigration } from './0010-mqtt-sessions.js'
 import { mqttSessionHoldersMigration } from './0011-mqtt-session-holders.js'
-import { messageDeviceIndexMigration } from './0012-message-device-index.js'
+import { messageDeviceIndexMigration } from './0013-message-device-index.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -36,7 +36,7 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0009-device-name-index': deviceNameIndexMigration(),
         '0010-mqtt-sessions': mqttSessionsMigration(),
         '0011-mqtt-session-holders': mqttSessionHoldersMigration(),
-        '0012-message-device-index': messageDeviceIndexMigration()
+        '0013-message-device-index': messageDeviceIndexMigration()
       }
     }
   }
