@@ -39,15 +39,11 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
 
 /** Values per row of a notification insert (see notificationValues). */
 const INSERT_COLUMNS = 7
-/** The largest rows per insert statement; a batch is cut in powers of two, so a few templates serve every size. */
+/**
+ * The most rows per insert statement: one template per row count up to it (compiled once each,
+ * within the statement cache's 256), so a batch takes one statement up to it.
+ */
 const MAX_CHUNK = 64
-
-/** The most rows (a power of two, at most MAX_CHUNK) to insert at once out of `left`. */
-function chunkSize (left: number): number {
-  let size = MAX_CHUNK
-  while (size > left) size >>= 1
-  return size
-}
 
 /** One row of an insert, its values at `base` .. `base + INSERT_COLUMNS - 1` (the stamp twice, as timestamp and clock_ts). */
 function notificationValues (slot: SlotOf, base: number): InsertObject<MessagingDatabase, 'notifications'> {
@@ -128,7 +124,7 @@ export function createNotificationRepository (db: Kysely<Database>, writes?: Mes
         const first = last - list.length + 1
         const records: NotificationRecord[] = []
         for (let start = 0; start < list.length;) {
-          const size = chunkSize(list.length - start)
+          const size = Math.min(MAX_CHUNK, list.length - start)
           records.push(...await insertChunk(trx, list, start, size, first, now))
           start += size
         }

@@ -495,6 +495,24 @@ function messageChecks (check: Register): void {
     assert.ok(second.stamp > first.stamp, 'stamps increase')
   })
 
+  check('notifications: insertMany returns what reads back, in order, past one statement\'s rows (issue #26)', async ({ store }) => {
+    const list = Array.from({ length: 150 }, (_, i) => ({
+      notification: `n${i}`, deviceId: `dev-${i % 3}`, networkId: i % 2 === 0 ? 7 : null, deviceTypeId: 9,
+      parameters: i % 5 === 0 ? null : { i, nested: { z: 1, a: [i, 'x'] } }
+    }))
+    const records = await store.notifications.insertMany(list, Date.now())
+    assert.equal(records.length, 150)
+    for (let i = 1; i < records.length; i++) {
+      assert.ok(records[i]!.id > records[i - 1]!.id, 'ids follow the list')
+      assert.equal(records[i]!.stamp, records[i - 1]!.stamp + 1, 'stamps are consecutive')
+    }
+    for (const [i, record] of records.entries()) {
+      const stored = await store.notifications.findById(record.id)
+      same(record, stored, `record ${i} is what reads back`)
+      assert.equal(record.notification, `n${i}`)
+    }
+  })
+
   check('feed: reads after a cursor stop at upTo, the mark a reader may trust (issue #24)', async ({ store }) => {
     const networkId = await store.networks.insert({ name: 'feed-net', description: null })
     const deviceTypeId = await store.deviceTypes.insert({ name: 'feed-type', description: null })
