@@ -4,7 +4,7 @@
  * The page, its size and the page's own filters live in the hash (`#/devices?page=3&size=50`),
  * so a reload or a shared link shows the same page.
  */
-import { useCallback, useEffect, useState } from 'preact/hooks'
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 import type { Api } from './api.js'
 import type { Loaded } from './ui.js'
 import { useLoad } from './ui.js'
@@ -57,13 +57,19 @@ function whole (value: string | null, fallback: number, min: number, max: number
   return value !== null && Number.isSafeInteger(n) && n >= min && n <= max ? n : fallback
 }
 
+/** One request's rows and total, shown together. */
+interface Shown<T> { items: T[], total: number, page: number, size: number }
+
 export interface PagedList<T> extends Loaded<T[]> {
-  /** Rows matching the filters, all pages together; undefined until counted. */
+  /** Rows matching the filters, all pages together, as shown; undefined until counted. */
   total: number | undefined
-  /** 1-based. */
+  /** The page asked for, 1-based (the hash's); `shownPage` is the one whose rows are shown. */
   page: number
   size: number
   pages: number
+  /** The page and size of the rows shown (the range's): behind `page` while it loads. */
+  shownPage: number
+  shownSize: number
   setPage(page: number): void
   setSize(size: number): void
 }
@@ -86,22 +92,29 @@ export function usePagedList<T> (api: Api, path: string, filters: QueryPatch, or
     return search.toString()
   }
   const filterKey = params({})
-  const rows = useLoad(() => api.request<T[]>('GET', `${path}?${params({ ...order, take: size, skip: (page - 1) * size })}`),
-    [path, filterKey, params(order), page, size])
-  const count = useLoad(async () => (await api.request<{ count: number }>('GET', `${path}/count?${filterKey}`)).count, [path, filterKey])
-  const total = count.data
+  const rowsUrl = `${path}?${params({ ...order, take: size, skip: (page - 1) * size })}`
+  const countUrl = `${path}/count?${filterKey}`
+  const rows = useLoad(async () => ({ url: rowsUrl, items: await api.request<T[]>('GET', rowsUrl) }), [rowsUrl])
+  const count = useLoad(async () => ({ url: countUrl, count: (await api.request<{ count: number }>('GET', countUrl)).count }), [countUrl])
+  // The rows, the total and the range shown are those of one request: while another page or
+  // search loads, the last one stays whole (never the new range over the old rows).
+  const shown = useRef<Shown<T> | undefined>(undefined)
+  if (rows.data?.url === rowsUrl && count.data?.url === countUrl) shown.current = { items: rows.data.items, total: count.data.count, page, size }
+  const total = shown.current?.total
+  const counted = count.data?.url === countUrl ? count.data.count : undefined
   const pages = Math.max(1, Math.ceil((total ?? 0) / size))
 
   // Past the end (rows deleted, a narrower search, an old link): show the last page instead.
   useEffect(() => {
-    if (total !== undefined && !count.loading && page > pages) update({ page: pages === 1 ? undefined : pages })
-  }, [total, count.loading, page, pages])
+    const last = Math.max(1, Math.ceil((counted ?? 0) / size))
+    if (counted !== undefined && !count.loading && page > last) update({ page: last === 1 ? undefined : last })
+  }, [counted, count.loading, page, size])
 
   const { reload: reloadRows } = rows
   const { reload: reloadCount } = count
   const reload = useCallback(() => { reloadRows(); reloadCount() }, [reloadRows, reloadCount])
   return {
-    data: rows.data,
+    data: shown.current?.items,
     error: rows.error ?? count.error,
     loading: rows.loading || count.loading,
     reload,
@@ -109,6 +122,8 @@ export function usePagedList<T> (api: Api, path: string, filters: QueryPatch, or
     page,
     size,
     pages,
+    shownPage: shown.current?.page ?? page,
+    shownSize: shown.current?.size ?? size,
     setPage: (n) => update({ page: n <= 1 ? undefined : Math.min(n, pages) }, true),
     setSize: (n) => update({ size: n === DEFAULT_SIZE ? undefined : n, page: undefined })
   }
@@ -122,8 +137,8 @@ export function Pager<T> ({ list, noun, id = 'pager' }: { list: PagedList<T>, no
   const [jump, setJump] = useState(String(page))
   useEffect(() => setJump(String(page)), [page])
   if (total === undefined) return null
-  const first = total === 0 ? 0 : (page - 1) * size + 1
-  const last = Math.min(total, page * size)
+  const first = total === 0 ? 0 : (list.shownPage - 1) * list.shownSize + 1
+  const last = Math.min(total, list.shownPage * list.shownSize)
   const range = total === 0 ? `No ${noun}s` : `${number(first)}–${number(last)} of ${number(total)}`
   const go = (n: number): void => { if (n >= 1 && n <= pages && n !== page) list.setPage(n) }
   return (

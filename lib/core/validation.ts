@@ -52,6 +52,8 @@ export function checkJsonValue (value: unknown): void {
  * jsonTooDeep('[[1]]', 1) // true
  */
 export function jsonTooDeep (text: string, max: number = MAX_JSON_DEPTH): boolean {
+  // Each level takes an opening bracket: a text no longer than `max` cannot be deeper (most frames).
+  if (text.length <= max) return false
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {

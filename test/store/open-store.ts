@@ -1,5 +1,10 @@
 import t from 'tap'
 import pg from 'pg'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { sql } from 'kysely'
+import { WAL_CHECKPOINT_PAGES, openSqliteStore } from '../../lib/store/dialects/sqlite.js'
 import { createCli } from '../../lib/cli/create-cli.js'
 import { describeLocation, isPostgresUrl, openStore } from '../../lib/store/open-store.js'
 import { dropSchema, uniqueSchemaName } from '../fixtures/store.js'
@@ -17,6 +22,17 @@ t.test('a SQLite location opens SQLite', async (t) => {
   const store = await openStore(':memory:')
   t.teardown(() => store.close())
   t.equal(store.dialect, 'sqlite')
+})
+
+t.test('a SQLite file is in WAL mode and checkpoints every 4,000 WAL pages (issue #25)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'devicehub-wal-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const store = await openSqliteStore(join(dir, 'wal.db'))
+  t.teardown(() => store.close())
+  const pragma = async (name: string): Promise<unknown> => Object.values((await sql.raw(`PRAGMA ${name}`).execute(store.db)).rows[0] as object)[0]
+  t.equal(await pragma('journal_mode'), 'wal')
+  t.equal(Number(await pragma('wal_autocheckpoint')), WAL_CHECKPOINT_PAGES)
+  t.equal(WAL_CHECKPOINT_PAGES, 4000)
 })
 
 

@@ -17,6 +17,7 @@ import { deviceNameIndexMigration } from './0009-device-name-index.js'
 import { mqttSessionsMigration } from './0010-mqtt-sessions.js'
 import { mqttSessionHoldersMigration } from './0011-mqtt-session-holders.js'
 import { mqttSessionExpiryMigration } from './0012-mqtt-session-expiry.js'
+import { messageDeviceIndexMigration } from './0013-message-device-index.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -36,7 +37,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0009-device-name-index': deviceNameIndexMigration(),
         '0010-mqtt-sessions': mqttSessionsMigration(),
         '0011-mqtt-session-holders': mqttSessionHoldersMigration(),
-        '0012-mqtt-session-expiry': mqttSessionExpiryMigration()
+        '0012-mqtt-session-expiry': mqttSessionExpiryMigration(),
+        '0013-message-device-index': messageDeviceIndexMigration()
       }
     }
   }

@@ -1,12 +1,14 @@
-import type { Kysely } from 'kysely'
-import type { NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
+import type { Compilable, InsertObject, Kysely } from 'kysely'
+import type { NewNotification, NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
 import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
 import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, selectorWhere } from './message-clock.js'
+import type { MessagingDatabase } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
-import type { QueryTemplates } from '../query-templates.js'
+import type { QueryTemplates, SlotOf } from '../query-templates.js'
+import { createQueryTemplates } from '../query-templates.js'
 
 export interface NotificationRow {
   id: number
@@ -35,14 +37,64 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
   }
 }
 
+/** Values per row of a notification insert (see notificationValues). */
+const INSERT_COLUMNS = 7
+/**
+ * The most rows per insert statement: one template per row count up to it (compiled once each,
+ * within the statement cache's 256), so a batch takes one statement up to it.
+ */
+const MAX_CHUNK = 64
+
+/** One row of an insert, its values at `base` .. `base + INSERT_COLUMNS - 1` (the stamp twice, as timestamp and clock_ts). */
+function notificationValues (slot: SlotOf, base: number): InsertObject<MessagingDatabase, 'notifications'> {
+  return {
+    notification: slot(base),
+    device_id: slot(base + 1),
+    network_id: slot(base + 2),
+    device_type_id: slot(base + 3),
+    parameters: slot(base + 4),
+    timestamp: slot(base + 5),
+    clock_ts: slot(base + 5),
+    stored_at: slot(base + 6),
+    device_key: currentDeviceKey(slot(base + 1))
+  }
+}
+
 /**
  * Inserts go to the dialect's own `writes` when it has them (PostgreSQL: one statement with the
  * clock step and the ring, pg-message-writes.ts); otherwise they take the clock row's lock in a
  * transaction.
  */
 export function createNotificationRepository (
-  db: Kysely<Database>, writes?: MessageWrites, templates?: QueryTemplates
+  db: Kysely<Database>, writes?: MessageWrites, templates: QueryTemplates = createQueryTemplates()
 ): NotificationRepository {
+  /**
+   * Rows `start .. start+size-1` of `list` in one statement, stamped from `first`. The records are
+   * built from the input (only the ids come back): reading every column back and parsing the
+   * parameters again cost more than the insert itself (issue #26).
+   */
+  const insertChunk = async (trx: Kysely<Database>, list: readonly NewNotification[], start: number, size: number,
+    first: number, now: number): Promise<NotificationRecord[]> => {
+    const values: unknown[] = []
+    for (let i = start; i < start + size; i++) {
+      const n = list[i]!
+      values.push(n.notification, n.deviceId, n.networkId, n.deviceTypeId, encodeJson(n.parameters), first + i, now)
+    }
+    const build = (slot: SlotOf): Compilable<{ id: number }> => messaging(trx).insertInto('notifications')
+      .values(Array.from({ length: size }, (_, row) => notificationValues(slot, row * INSERT_COLUMNS))).returning('id')
+    const rows = await templates.run(trx, `notification-insert-${size}`, build, values)
+    // Identity values follow the VALUES order; RETURNING order is not promised.
+    const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b)
+    return ids.map((id, k) => {
+      const n = list[start + k]!
+      const stamp = first + start + k
+      return {
+        id, notification: n.notification, deviceId: n.deviceId, networkId: n.networkId, deviceTypeId: n.deviceTypeId,
+        timestamp: stamp, parameters: n.parameters ?? null, stamp
+      }
+    })
+  }
+
   return {
     async insert (n, now = Date.now(), ring) {
       if (writes !== undefined) return writes.insertNotification(n, now, ring)
@@ -71,23 +123,14 @@ export function createNotificationRepository (
       return inTransaction(db, async (trx) => {
         // One clock step for the batch: the stamps are last+1 .. last+n.
         const last = await nextMessageTimestamp(trx, batchClockReading(list, now), list.length, templates)
-        let next = last - list.length
-        const rows = await messaging(trx).insertInto('notifications').values(list.map((n) => {
-          const stamp = ++next
-          return {
-            notification: n.notification,
-            device_id: n.deviceId,
-            network_id: n.networkId,
-            device_type_id: n.deviceTypeId,
-            parameters: encodeJson(n.parameters),
-            timestamp: stamp,
-            clock_ts: stamp,
-            stored_at: now,
-            device_key: currentDeviceKey(n.deviceId)
-          }
-        })).returningAll().execute()
-        // Identity values follow the VALUES order; RETURNING order is not promised.
-        return rows.map(toNotificationRecord).sort((a, b) => a.id - b.id)
+        const first = last - list.length + 1
+        const records: NotificationRecord[] = []
+        for (let start = 0; start < list.length;) {
+          const size = Math.min(MAX_CHUNK, list.length - start)
+          records.push(...await insertChunk(trx, list, start, size, first, now))
+          start += size
+        }
+        return records
       })
     },
 

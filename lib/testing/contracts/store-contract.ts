@@ -667,6 +667,27 @@ function messageChecks (check: Register): void {
   })
 }
 
+/** A batch of notifications written together (the log's group commit). */
+function batchChecks (check: Register): void {
+  check('notifications: insertMany returns what reads back, in order, past one statement\'s rows (issue #26)', async ({ store }) => {
+    const list = Array.from({ length: 150 }, (_, i) => ({
+      notification: `n${i}`, deviceId: `dev-${i % 3}`, networkId: i % 2 === 0 ? 7 : null, deviceTypeId: 9,
+      parameters: i % 5 === 0 ? null : { i, nested: { z: 1, a: [i, 'x'] } }
+    }))
+    const records = await store.notifications.insertMany(list, Date.now())
+    assert.equal(records.length, 150)
+    for (let i = 1; i < records.length; i++) {
+      assert.ok(records[i]!.id > records[i - 1]!.id, 'ids follow the list')
+      assert.equal(records[i]!.stamp, records[i - 1]!.stamp + 1, 'stamps are consecutive')
+    }
+    for (const [i, record] of records.entries()) {
+      const stored = await store.notifications.findById(record.id)
+      same(record, stored, `record ${i} is what reads back`)
+      assert.equal(record.notification, `n${i}`)
+    }
+  })
+}
+
 function settingChecks (check: Register): void {
   check('configuration: put creates then bumps, get, delete', async ({ store }) => {
     assert.equal(await store.configuration.get('key'), undefined)
@@ -899,6 +920,7 @@ function buildContract (): Record<string, StoreContractCheck> {
   entityAndDeviceChecks(check)
   sessionChecks(check)
   messageChecks(check)
+  batchChecks(check)
   settingChecks(check)
   pluginAndTransactionChecks(check)
   purgeAndDurabilityChecks(check)

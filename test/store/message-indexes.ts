@@ -1,0 +1,39 @@
+/**
+ * Migration 0013 (issue #26): the messages' `(device_id, timestamp)` indexes are gone, `down`
+ * builds them again, and the reads of one device's messages still find theirs (the plan names
+ * the `(device_id, clock_ts)` index, not a scan).
+ */
+import t from 'tap'
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
+import { openSqliteConnection } from '../../lib/store/dialects/sqlite-driver.js'
+import { createMigrationProvider, migrateToLatest, sqliteMigrationDialect } from '../../lib/store/migrations/index.js'
+
+async function indexes (db: Kysely<unknown>): Promise<string[]> {
+  const rows = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name like '%device_%' order by name`.execute(db)
+  return rows.rows.map((r) => r.name)
+}
+
+t.test('0013 drops the (device_id, timestamp) indexes; down builds them again', async (t) => {
+  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openSqliteConnection(':memory:') }) })
+  t.teardown(() => db.destroy())
+  await migrateToLatest(db, sqliteMigrationDialect)
+  const after = await indexes(db)
+  t.notOk(after.includes('notifications_device_timestamp_idx'), 'notifications: gone')
+  t.notOk(after.includes('commands_device_timestamp_idx'), 'commands: gone')
+  t.ok(after.includes('notifications_device_clock_ts_idx'))
+
+  for (const table of ['notifications', 'commands']) {
+    const plan = await sql<{ detail: string }>`explain query plan select * from ${sql.table(table)}
+      where device_id = 'd1' and clock_ts > 5 order by clock_ts, id limit 100`.execute(db)
+    const details = plan.rows.map((r) => r.detail).join('; ')
+    t.match(details, `USING INDEX ${table}_device_clock_ts_idx`, `${table}: one device's read uses (device_id, clock_ts)`)
+  }
+
+  const migrator = new Migrator({ db, provider: createMigrationProvider(sqliteMigrationDialect), migrationTableName: 'devicehub_migrations', migrationLockTableName: 'devicehub_migrations_lock' })
+  const { error, results } = await migrator.migrateDown()
+  t.equal(error, undefined)
+  t.equal(results?.[0]?.migrationName, '0013-message-device-index')
+  const restored = await indexes(db)
+  t.ok(restored.includes('notifications_device_timestamp_idx'))
+  t.ok(restored.includes('commands_device_timestamp_idx'))
+})
