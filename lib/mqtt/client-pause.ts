@@ -25,29 +25,31 @@ function isBatched (client: object): boolean {
   return typeof batched._nextBatch === 'function' && typeof batched._paused === 'boolean'
 }
 
-/** Loggers already warned: one warning per server, not one per connection. */
-const warned = new WeakSet<object>()
-
 /**
- * Whether pausing `client` works; when it does not (an aedes whose internals changed), says so
+ * Whether pausing a client works; when it does not (an aedes whose internals changed), says so
  * once through `logger`: requests then queue up to their cap without slowing the client's reads.
+ * One check per server: it remembers whether it warned.
  *
  * @example
- * checkPausable(broker.handle(socket), app.log)
+ * const checkPausable = createPauseCheck(app.log)
+ * checkPausable(broker.handle(socket))
  */
-export function checkPausable (client: Client, logger: { warn(message: string): void }): boolean {
-  if (isBatched(client)) return true
-  if (!warned.has(logger)) {
-    warned.add(logger)
-    logger.warn('mqtt: clients are not paused while their requests queue (unexpected aedes client internals)')
+export function createPauseCheck (logger: { warn(message: string): void }): (client: Client) => boolean {
+  let warned = false
+  return (client) => {
+    if (isBatched(client)) return true
+    if (!warned) {
+      warned = true
+      logger.warn('mqtt: clients are not paused while their requests queue (unexpected aedes client internals)')
+    }
+    return false
   }
-  return false
 }
 
 /**
  * Install before the client's packets after CONNECT are handled (aedes reads `_nextBatch` per
  * packet). Where the client lacks the internals this was written for, pausing does nothing: reading
- * goes on and the request queue's cap still bounds it ({@link checkPausable} has warned of it).
+ * goes on and the request queue's cap still bounds it ({@link createPauseCheck} has warned of it).
  *
  * @example
  * const gate = pausableClient(client)

@@ -23,7 +23,7 @@ import type { DurableBroker } from './durable-sessions.js'
 import { createDurableSessions, wireDurableSessions } from './durable-sessions.js'
 import { limitPacketSize } from './packet-limit.js'
 import { grantAtMostDelivered } from './granted-qos.js'
-import { checkPausable } from './client-pause.js'
+import { createPauseCheck } from './client-pause.js'
 import { readProtocolLevel } from './protocol-level.js'
 import type { Mqtt5Connection } from './mqtt5-front-end.js'
 import { createMqtt5FrontEnd } from './mqtt5-front-end.js'
@@ -193,6 +193,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   /** MQTT 5 connections, by the stream aedes serves (mqtt5-front-end.ts). */
   const mqtt5 = new Map<object, Mqtt5Connection>()
   const live = new Set<MqttSession>()
+  const checkPausable = createPauseCheck(logger)
   let lastSubscriptionId = 0
   const nextSubscriptionId = (): number => {
     lastSubscriptionId = Math.max(lastSubscriptionId + 1, Date.now() * 1000)
@@ -209,7 +210,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
       throw refusal(CONNACK.identifierRejected, 'Client id in use by another user')
     }
     // aedes pauses a client during CONNECT: its internals are checked in the state the session finds them.
-    checkPausable(client, logger)
+    checkPausable(client)
     const session = new MqttSession({
       hub, client, logger, limits, nextSubscriptionId,
       restServerUrl: options.restServerUrl(),

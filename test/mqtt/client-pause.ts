@@ -8,7 +8,7 @@ import { Aedes } from 'aedes'
 import type { Client } from 'aedes'
 import Fastify from 'fastify'
 import t from 'tap'
-import { checkPausable, pausableClient } from '../../lib/mqtt/client-pause.js'
+import { createPauseCheck, pausableClient } from '../../lib/mqtt/client-pause.js'
 
 function capturedLogger (): { logger: { warn(message: string): void }, lines: () => Array<{ level: number, msg: string }> } {
   const output = new PassThrough()
@@ -21,8 +21,9 @@ function capturedLogger (): { logger: { warn(message: string): void }, lines: ()
 t.test('a client without aedes\' internals: one warning per logger, pausing does nothing', async (t) => {
   const { logger, lines } = capturedLogger()
   const bare = {} as Client
-  t.equal(checkPausable(bare, logger), false)
-  t.equal(checkPausable({} as Client, logger), false)
+  const checkPausable = createPauseCheck(logger)
+  t.equal(checkPausable(bare), false)
+  t.equal(checkPausable({} as Client), false)
   await new Promise((resolve) => setImmediate(resolve))
   t.match(lines(), [{ level: 40, msg: /not paused/ }], 'warned once')
   const gate = pausableClient(bare)
@@ -40,7 +41,7 @@ t.test('an aedes client paused by its CONNECT has them: no warning', async (t) =
   t.teardown(() => stream.destroy())
   // As during CONNECT, when the server checks it.
   ;(client as unknown as { pause(): void }).pause()
-  t.equal(checkPausable(client, logger), true)
+  t.equal(createPauseCheck(logger)(client), true)
   await new Promise((resolve) => setImmediate(resolve))
   t.same(lines(), [])
 })
