@@ -10,6 +10,7 @@ import { unauthorized } from '../core/errors.js'
 import type { MessageStream } from '../core/realtime/message-stream.js'
 import { StreamRevokedError } from '../core/realtime/message-stream.js'
 import type { ActionSession, SubscriptionInfo, SubscriptionInput, SubscriptionKind } from '../http/websocket/action-session.js'
+import { subscriptionInfo } from '../http/websocket/action-session.js'
 import { ACTIONS } from '../http/websocket/actions.js'
 import type { RequestFrame } from '../http/websocket/frames.js'
 import { errorFrame, pushFrame, statusOf } from '../http/websocket/frames.js'
@@ -172,15 +173,7 @@ export class MqttSubscriptions {
       throw tooManySubscriptions(limits.maxSubscriptions)
     }
     const subscriptionId = this.host.nextSubscriptionId()
-    const info: SubscriptionInfo = {
-      subscriptionId,
-      type: kind,
-      deviceId: input.deviceId ?? null,
-      networkIds: input.networkIds ?? null,
-      deviceTypeIds: input.deviceTypeIds ?? null,
-      names: input.names ?? null,
-      timestamp: frame.timestamp ?? null
-    }
+    const info = subscriptionInfo(subscriptionId, kind, input, frame)
     const event: EventTopic = kind === 'notification'
       ? 'notification'
       : input.returnUpdatedCommands === true ? 'command_update' : 'command'

@@ -28,6 +28,24 @@ export interface SubscriptionInput {
   returnUpdatedCommands?: boolean
 }
 
+/**
+ * The `subscription/list` entry of a new subscription (WebSocket and MQTT sessions alike).
+ *
+ * @example
+ * subscriptionInfo(7, 'notification', { deviceId: 'd1' }, frame) // { subscriptionId: 7, type: 'notification', deviceId: 'd1', ... }
+ */
+export function subscriptionInfo (subscriptionId: number, type: SubscriptionKind, input: SubscriptionInput, frame: RequestFrame): SubscriptionInfo {
+  return {
+    subscriptionId,
+    type,
+    deviceId: input.deviceId ?? null,
+    networkIds: input.networkIds ?? null,
+    deviceTypeIds: input.deviceTypeIds ?? null,
+    names: input.names ?? null,
+    timestamp: frame.timestamp ?? null
+  }
+}
+
 export interface ActionSession {
   /** `server/info`'s `restServerUrl`. */
   readonly restServerUrl: string

@@ -17,6 +17,7 @@ import { FRAME_TOO_BIG, readFrame } from '../inbound-frame.js'
 import type { ActionHandler } from './actions.js'
 import { ACTIONS } from './actions.js'
 import type { ActionSession, SubscriptionInfo, SubscriptionInput, SubscriptionKind } from './action-session.js'
+import { subscriptionInfo } from './action-session.js'
 import type { RequestFrame } from './frames.js'
 import { MALFORMED_JSON, errorFrame, pushFrame, refusalFrame, statusOf, successFrame } from './frames.js'
 import type { RegisteredSession, WebSocketRegistry } from './registry.js'
@@ -234,15 +235,7 @@ export class WebSocketSession implements RegisteredSession, ActionSession {
       throw tooManySubscriptions(this.options.limits.maxSubscriptions)
     }
     const subscriptionId = this.options.registry.nextSubscriptionId()
-    const info: SubscriptionInfo = {
-      subscriptionId,
-      type: kind,
-      deviceId: input.deviceId ?? null,
-      networkIds: input.networkIds ?? null,
-      deviceTypeIds: input.deviceTypeIds ?? null,
-      names: input.names ?? null,
-      timestamp: frame.timestamp ?? null
-    }
+    const info = subscriptionInfo(subscriptionId, kind, input, frame)
     this.subscriptions.set(subscriptionId, { info, stream })
     const action = kind === 'notification'
       ? 'notification/insert'
