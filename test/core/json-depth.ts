@@ -1,0 +1,26 @@
+/**
+ * The depth check every inbound frame and payload passes before it is parsed (readFrame): a text
+ * no longer than the limit is not scanned (it cannot be deeper), so the edges must still hold.
+ */
+import t from 'tap'
+import { JSON_TOO_DEEP, MAX_JSON_DEPTH, jsonTooDeep } from '../../lib/core/validation.js'
+import { readFrame } from '../../lib/http/inbound-frame.js'
+
+const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
+
+t.test('jsonTooDeep at the limit and one past it', async (t) => {
+  t.notOk(jsonTooDeep(nested(MAX_JSON_DEPTH)), `${MAX_JSON_DEPTH} levels pass`)
+  t.ok(jsonTooDeep(nested(MAX_JSON_DEPTH + 1)), `${MAX_JSON_DEPTH + 1} levels are refused`)
+  t.ok(jsonTooDeep('['.repeat(MAX_JSON_DEPTH + 1)), 'unclosed brackets count too')
+  t.notOk(jsonTooDeep(`"${'['.repeat(MAX_JSON_DEPTH + 5)}"`), 'brackets inside a string do not')
+  t.ok(jsonTooDeep('[[[1]]]', 2), 'a small limit: a short text is scanned when it is longer than the limit')
+  t.notOk(jsonTooDeep('[[', 2), 'two levels within a limit of two')
+})
+
+t.test('readFrame: nested and oversized frames are refused before parsing', async (t) => {
+  const deep = readFrame(nested(MAX_JSON_DEPTH + 1), { maxBytes: 1 << 20 })
+  t.match(deep, { kind: 'too-deep', message: JSON_TOO_DEEP })
+  t.match(readFrame('[[[1]]]', { maxBytes: 1024, maxDepth: 2 }), { kind: 'too-deep' })
+  t.match(readFrame(Buffer.alloc(2048, 0x20), { maxBytes: 1024 }), { kind: 'too-big', bytes: 2048 })
+  t.match(readFrame('{"value":21.5}', { maxBytes: 1024 }), { kind: 'json', value: { value: 21.5 } })
+})
