@@ -102,18 +102,8 @@ export function createNotificationRepository (
         // The clock first: its row lock orders concurrent writers (R9). The stamp is the
         // timestamp, a client's kept only when the clock can take it (issue #23).
         const timestamp = await nextMessageTimestamp(trx, clockReading(n.timestamp, now), 1, templates)
-        const row = await messaging(trx).insertInto('notifications').values({
-          notification: n.notification,
-          device_id: n.deviceId,
-          network_id: n.networkId,
-          device_type_id: n.deviceTypeId,
-          parameters: encodeJson(n.parameters),
-          timestamp,
-          clock_ts: timestamp,
-          stored_at: now,
-          device_key: currentDeviceKey(n.deviceId)
-        }).returningAll().executeTakeFirstOrThrow()
-        return toNotificationRecord(row)
+        const [record] = await insertChunk(trx, [n], 0, 1, timestamp, now)
+        return record!
       })
     },
 
