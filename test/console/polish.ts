@@ -157,9 +157,19 @@ if (!existsSync(CHROMIUM)) {
     t.test('the token page picks a user by login and actions from the server list', async (t) => {
       const scripterId = await createUser(server, admin, 'scripter')
       const page = await adminPage(browser, consoleUrl, pageErrors)
+      // Hold the user list back: submitting before it arrives must not claim the login is unknown.
+      let release = (): void => {}
+      const held = new Promise<void>((resolve) => { release = resolve })
+      await page.route('**/user?sortField=login', async (route) => { await held; await route.continue() })
       await page.getByRole('link', { name: 'Script token' }).click()
       const user = page.getByLabel('User', { exact: true })
       t.equal(await user.inputValue(), 'dhadmin', 'yourself by default')
+      await page.getByRole('button', { name: 'Create token' }).click()
+      t.equal(await page.locator('#token-user-error').textContent(), 'The list of users is still loading; try again in a moment.',
+        'a submit before the logins arrive says so')
+      release()
+      // The logins arrive with GET /user, after the page shows.
+      await page.waitForFunction(() => document.querySelectorAll('#token-user-logins option').length >= 2)
       const logins = await page.locator('#token-user-logins option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value))
       t.same(logins, ['dhadmin', 'scripter'], 'every login is offered to search (GET /user)')
       t.equal(await page.locator('fieldset input[type="checkbox"]').count(), 17, 'every action the server knows (2 to 18)')
