@@ -169,7 +169,8 @@ if (!existsSync(CHROMIUM)) {
         'a submit before the logins arrive says so')
       release()
       // The logins arrive with GET /user, after the page shows.
-      await page.waitForFunction(() => document.querySelectorAll('#token-user-logins option').length >= 2)
+      await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } })
+        .document.querySelectorAll('#token-user-logins option').length >= 2)
       const logins = await page.locator('#token-user-logins option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value))
       t.same(logins, ['dhadmin', 'scripter'], 'every login is offered to search (GET /user)')
       t.equal(await page.locator('fieldset input[type="checkbox"]').count(), 17, 'every action the server knows (2 to 18)')
