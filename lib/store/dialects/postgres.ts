@@ -8,6 +8,8 @@ import type { Kysely } from 'kysely'
 import { PostgresDialect, Kysely as KyselyClass, sql } from 'kysely'
 import type * as PgModule from 'pg'
 import type { Pool, PoolConfig } from 'pg'
+import { prepareMarkedStatements } from './prepared-statements.js'
+import type { QueryClient } from './prepared-statements.js'
 import type { Database as Schema } from '../database.js'
 import type { Durability } from '../durability.js'
 import type { StoreDialect } from '../dialect.js'
@@ -127,6 +129,9 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
   // An idle client losing its server (restart, pg_terminate_backend) emits 'error' on the pool;
   // unhandled it would crash the process. The pool drops it and connects a new one on demand.
   pool.on('error', () => {})
+  // The message writes run as prepared statements (prepared-statements.ts); names shared by the pool's clients.
+  const names = new Map<string, string>()
+  pool.on('connect', (client) => prepareMarkedStatements(client as unknown as QueryClient, names))
   return pool
 }
 

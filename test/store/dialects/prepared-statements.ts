@@ -1,0 +1,53 @@
+/**
+ * The message writes run as server-side prepared statements on PostgreSQL (issue #26), and only
+ * they: a connection holds one named statement per marked text, whatever the batch size, and
+ * nothing else Kysely sends is prepared.
+ */
+import { sql } from 'kysely'
+import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
+import { PREPARED_MARK, prepared } from '../../../lib/store/dialects/prepared-statements.js'
+import { pgInsertNotifications } from '../../../lib/store/repositories/pg-message-writes.js'
+import { postgresTest } from '../../fixtures/pg-database.js'
+import { dropSchema, uniqueSchemaName } from '../../fixtures/store.js'
+
+postgresTest('prepared statements on PostgreSQL', async (t, url) => {
+  const schema = uniqueSchemaName()
+  const store = await openPostgresStore(url, { schema, maxConnections: 2 })
+  t.teardown(async () => {
+    await store.close()
+    await dropSchema(url, schema)
+  })
+  const networkId = await store.networks.insert({ name: 'Lab', description: null })
+  const deviceTypeId = await store.deviceTypes.insert({ name: 'Sensor', description: null })
+  await store.devices.insert({ id: 'dev-1', name: 'one', data: null, networkId, deviceTypeId, isBlocked: false })
+  const input = (i: number) => ({ notification: 'temp', deviceId: 'dev-1', networkId, deviceTypeId, parameters: { i } })
+
+  await store.db.connection().execute(async (db) => {
+    const held = async () => (await sql<{ name: string, statement: string }>`select name, statement from pg_prepared_statements`
+      .execute(db)).rows
+    t.same(await held(), [], 'a fresh connection holds no prepared statement')
+
+    // More than five runs: PostgreSQL may switch to a generic plan, which must give the same rows.
+    let written = 0
+    for (const size of [1, 3, 1, 7, 2, 1, 4, 1]) {
+      const rows = await pgInsertNotifications(db, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(),
+        { channel: 'devicehub_prepared_test' })
+      t.same(rows.map((r) => r.parameters), Array.from({ length: size }, (_, i) => ({ i: written + i })), `a batch of ${size} is written in order`)
+      written += size
+    }
+    const statements = await held()
+    t.equal(statements.length, 1, 'one named statement for every batch size')
+    t.match(statements[0]!.name, /^dh_[0-9a-f]{20}$/)
+    t.ok(statements[0]!.statement.startsWith(PREPARED_MARK), 'and it is the marked write')
+
+    const read = await sql<{ n: number }>`select count(*)::int as n from notifications`.execute(db)
+    t.equal(read.rows[0]!.n, written, 'every row is stored')
+    t.equal((await held()).length, 1, 'an unmarked query is not prepared')
+
+    const marked = await sql<{ v: number }>`${prepared()}select ${41}::int + 1 as v`.execute(db)
+    t.equal(marked.rows[0]!.v, 42, 'a marked query runs with its parameters')
+    t.equal((await held()).length, 2, 'and is prepared once')
+    await sql`${prepared()}select ${1}::int + 1 as v`.execute(db)
+    t.equal((await held()).length, 2, 'the same text again reuses it')
+  })
+})
