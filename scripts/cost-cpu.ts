@@ -10,17 +10,21 @@
  * poll, update, wait) and `insert` (50 concurrent clients posting notifications).
  *
  * `COST_CPU_PROF=<dir>` writes a V8 CPU profile of each server child into `<dir>`.
+ * `BENCH_PG_URL=<superuser url>` runs each child on a fresh PostgreSQL database instead, and adds
+ * the database's own CPU per request (every `postgres` process on this machine, from /proc) and
+ * the queries sent.
  *
  * Run: `node --import tsx scripts/cost-cpu.ts roundtrip|insert <tree> [<tree>...] [--rounds 2] [--count 3000]`.
  */
 import { fork } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { startServer as StartServer } from '../lib/start-server.js'
+import { benchPostgresUrl, createBenchDatabase, dropBenchDatabases } from '../bench/pg.js'
 
 const PAIRS = 50
 
@@ -31,7 +35,7 @@ else await main()
 
 /** The child: a devicehub server from one source tree; answers `cpu` with its CPU time (µs) and statement counts. */
 async function serve (tree: string): Promise<void> {
-  const statements = countStatements(tree)
+  const statements = process.env.COST_CPU_DB!.startsWith('postgres') ? countPgQueries(tree) : countStatements(tree)
   const { startServer } = await import(pathToFileURL(join(tree, 'lib', 'start-server.ts')).href) as { startServer: typeof StartServer }
   const server = await startServer({ db: process.env.COST_CPU_DB!, admin: { password: 'cost-cpu-password' }, logger: false })
   for (let i = 0; i < PAIRS; i++) {
@@ -78,6 +82,34 @@ function countStatements (tree: string): { statements: number, commits: number }
     }
   }
   return counts
+}
+
+/** Counts the queries sent to PostgreSQL (pg's Client.query; commits are not told apart). */
+function countPgQueries (tree: string): { statements: number, commits: number } {
+  const counts = { statements: 0, commits: 0 }
+  const require = createRequire(join(tree, 'package.json'))
+  const pgModule = require('pg') as { Client: { prototype: Record<string, unknown> } }
+  const query = pgModule.Client.prototype.query as (...args: unknown[]) => unknown
+  pgModule.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    counts.statements++
+    return query.apply(this, args)
+  }
+  return counts
+}
+
+/** CPU time (µs) of every `postgres` process now running (clock ticks of 10 ms). */
+function postgresCpu (): number {
+  let ticks = 0
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (!stat.includes('(postgres)')) continue
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch { /* gone */ }
+  }
+  return ticks * 10_000
 }
 
 async function start (tree: string, db: string): Promise<Child> {
@@ -176,24 +208,28 @@ async function main (): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     for (const tree of trees) {
       const dir = mkdtempSync(join(tmpdir(), 'devicehub-cost-cpu-'))
-      const child = await start(resolve(tree), join(dir, 'cpu.db'))
+      const pgUrl = benchPostgresUrl()
+      const child = await start(resolve(tree), pgUrl === undefined ? join(dir, 'cpu.db') : await createBenchDatabase(pgUrl))
       try {
         await run(child, Math.min(300, count))
         const before = await cpu(child)
+        const pgBefore = postgresCpu()
         const started = performance.now()
         await run(child, count)
         const after = await cpu(child)
+        const database = pgUrl === undefined ? '' : `, database ${((postgresCpu() - pgBefore) / count).toFixed(0)} µs`
         const us = after.us - before.us
         const wall = performance.now() - started
         results.get(tree)!.push(us / count)
         const per = workload === 'roundtrip' ? 'round trip' : 'insert'
-        console.log(`round ${round + 1} ${tree}: ${(us / count).toFixed(0)} µs server CPU per ${per}, ` +
+        console.log(`round ${round + 1} ${tree}: ${(us / count).toFixed(0)} µs server CPU per ${per}${database}, ` +
           `${((after.statements - before.statements) / count).toFixed(2)} statements and ${((after.commits - before.commits) / count).toFixed(2)} commits per ${per} ` +
           `(${(count / (wall / 1000)).toFixed(0)}/s wall)`)
       } finally {
         child.process.send({ type: 'stop' })
         await new Promise((resolve) => child.process.once('exit', resolve))
         rmSync(dir, { recursive: true, force: true })
+        await dropBenchDatabases()
       }
     }
   }
