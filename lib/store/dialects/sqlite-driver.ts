@@ -71,6 +71,22 @@ export function openSqliteConnection (path: string): SqliteConnection {
   return loaded(path)
 }
 
+/**
+ * What another thread requires to open the same driver: `node:sqlite`, or the file of the Node 20
+ * driver this process would load (sqlite-checkpointer.ts).
+ *
+ * @example
+ * new Worker(source, { eval: true, workerData: { driver: sqliteDriverModule() } })
+ */
+export function sqliteDriverModule (): string {
+  if (sqliteDriverName() === 'node:sqlite') return 'node:sqlite'
+  try {
+    return require.resolve('devicehub-sqlite-node20')
+  } catch {
+    return require.resolve('better-sqlite3')
+  }
+}
+
 function loadDriver (name: SqliteDriverName): Open {
   try {
     if (name === 'node:sqlite') {

@@ -10,6 +10,7 @@ import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
 import { migrateToLatest, sqliteMigrationDialect } from '../migrations/index.js'
+import { startCheckpointer } from './sqlite-checkpointer.js'
 import { openSqliteConnection, sqliteErrorCode } from './sqlite-driver.js'
 import { cachingDatabase } from './statement-cache.js'
 
@@ -43,14 +44,16 @@ export const WAL_CHECKPOINT_PAGES = 4000
  */
 export async function openSqliteStore (path: string, options: SqliteStoreOptions = {}): Promise<KyselyStore> {
   const database = openSqliteConnection(path)
+  const isFile = path !== ':memory:' && path !== ''
   try {
-    if (path !== ':memory:' && path !== '') {
+    if (isFile) {
       database.exec('PRAGMA journal_mode = WAL')
       // The checkpoint that copies the WAL into the file runs inside the COMMIT that crosses this
       // many pages, on the event loop. SQLite's 1,000 pages made one every second or so at 1,000
       // notifications/s, each a stall every push in flight waited for: at 4,000, hot pages (the
       // per-device index leaves) are copied once for four times as many writes, and a 1,000/s
-      // insert -> push p99 went from 6.2 to 3.6-4.0 ms over 20 s. The WAL file grows to ~16 MB.
+      // insert -> push p99 went from 6.2 to 3.6-4.0 ms over 20 s. Since then a worker thread
+      // checkpoints every 200 ms (sqlite-checkpointer.ts) and this is only the backstop.
       database.exec(`PRAGMA wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`)
     }
     database.exec('PRAGMA foreign_keys = ON')
@@ -71,5 +74,15 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
       throw error
     }
   }
-  return createKyselyStore(db, sqliteDialect)
+  const store = createKyselyStore(db, sqliteDialect)
+  if (!isFile) return store
+  const checkpointer = startCheckpointer(path)
+  const close = store.close.bind(store)
+  return Object.assign(store, {
+    async close () {
+      // First: the main connection, closing last, checkpoints what is left and removes the log.
+      await checkpointer.stop()
+      await close()
+    }
+  })
 }
