@@ -83,7 +83,8 @@ export function brokerConnect (packet: IConnectPacket, server: ServerSide): { in
 }
 
 /**
- * aedes' CONNACK as the client's: the reason code, and on success what the server supports.
+ * aedes' CONNACK as the client's: the reason code, and on success what the server supports; session
+ * present as aedes wrote it (set for a session the store resumed: session-present.ts).
  *
  * @example
  * clientConnack({ cmd: 'connack', returnCode: 4, sessionPresent: false }, info, server) // reasonCode 0x86
