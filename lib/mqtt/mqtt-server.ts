@@ -194,7 +194,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const limits: MqttLimits = { ...DEFAULT_MQTT_LIMITS, ...options.limits }
   const sessions: Sessions = new WeakMap()
   // Persistent sessions live in the store, not in aedes (durable-sessions.ts).
-  const durable = createDurableSessions({ store: hub.store, logger, handoverWaitMs: limits.handoverWaitMs })
+  const durable = createDurableSessions({ store: hub.store, logger, handoverWaitMs: limits.handoverWaitMs, leaseMs: limits.sessionLeaseMs })
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
   /** MQTT 5 connections, by the stream aedes serves (mqtt5-front-end.ts). */
@@ -316,7 +316,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     await new Promise<void>((resolve) => broker.close(() => resolve()))
     for (const connection of connections) connection.destroy()
     // Acknowledgements already received are written before the store closes.
-    await durable.flush()
+    await durable.close()
     if (server !== undefined) {
       const listening = server
       await new Promise<void>((resolve) => listening.close(() => resolve()))
