@@ -290,7 +290,7 @@ t.test('where aedes would close in silence, an MQTT 5 client gets a DISCONNECT w
   t.match(await rawExchange(port, [hello(1)], 2), [{ cmd: 'connack' }, { cmd: 'disconnect', reasonCode: 0x8d }], 'silent past 1.5 x the keep-alive: 0x8D')
 
   const qos2 = (messageId: number): Buffer => mqttPacket.generate({ cmd: 'publish', topic: 'dh/request', payload: Buffer.from('{}'), qos: 2, messageId, retain: false, dup: false }, { protocolVersion: 5 })
-  // The third comes before aedes answered the first two: the DISCONNECT may overtake their PUBRECs.
+  // The third comes before aedes answered the first two (their PUBRECs go first: mqtt5-receive-maximum.ts).
   const answers = await rawExchange(port, [hello(30), qos2(1), qos2(2), qos2(3)], 2)
   t.match(answers[0], { cmd: 'connack', properties: { receiveMaximum: 2 } })
   t.match(answers.at(-1), { cmd: 'disconnect', reasonCode: 0x93 }, 'a QoS 2 publish past the receive maximum: 0x93')
