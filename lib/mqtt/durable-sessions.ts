@@ -28,7 +28,8 @@
  * not yet seen die, only delays B's CONNACK by that bound (then QoS 1's at least once applies).
  *
  * Expiry (MQTT 5's session expiry interval): when the connection of a session with a finite
- * interval ends, the deadline is written on its subscriptions (after its acknowledgements); the
+ * interval ends, the deadline is written on its subscriptions (after its acknowledgements), unless
+ * another connection took the session over meanwhile (the hold is no longer this one's); the
  * next CONNECT drops a session found past it, as absent, and clears the deadline while connected.
  * An instance that dies writes no deadline, so while connected the session's hold carries its
  * interval and a lease (`leaseMs`, 60 s by default) that the instance renews for all its sessions
@@ -328,7 +329,8 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
       states.delete(session)
       leases.leased.delete(state)
       const { expiryMs } = state
-      if (expiryMs !== undefined) write(state.key, 'expiry', () => store.mqttSessions.setExpiry(state.key, now() + expiryMs))
+      // Unless another connection took the session over meanwhile: its deadline is its own.
+      if (expiryMs !== undefined) write(state.key, 'expiry', () => store.mqttSessions.setExpiry(state.key, now() + expiryMs, state.holder))
       // After the acknowledgements already queued: then another instance may read the cursors.
       write(state.key, 'release', () => store.mqttSessions.release(state.key, state.holder))
     },

@@ -54,9 +54,10 @@ export interface MqttSessionRepository {
   clear(key: MqttSessionKey): Promise<void>
   /**
    * When the session expires (epoch ms): set as its connection ends; null while connected and for
-   * a session that never expires. Subscriptions added later start with null.
+   * a session that never expires. Subscriptions added later start with null. With `holder`: only
+   * while `holder` holds the session (a connection taken over leaves the new one's deadline be).
    */
-  setExpiry(key: MqttSessionKey, expiresAt: number | null): Promise<void>
+  setExpiry(key: MqttSessionKey, expiresAt: number | null, holder?: string): Promise<void>
   /**
    * Deletes the subscriptions of sessions expired by `now` (of `key` only, when given): past their
    * `expiresAt`, or held with a lease that lapsed longer ago than their expiry interval (the

@@ -46,10 +46,14 @@ export function createMqttSessionRepository (db: Kysely<Database>): MqttSessionR
       await db.deleteFrom('mqtt_subscriptions').where('user_id', '=', userId).where('client_id', '=', clientId).execute()
     },
 
-    async setExpiry ({ userId, clientId }, expiresAt) {
-      await db.updateTable('mqtt_subscriptions').set({ expires_at: expiresAt })
+    async setExpiry ({ userId, clientId }, expiresAt, holder) {
+      let query = db.updateTable('mqtt_subscriptions').set({ expires_at: expiresAt })
         .where('user_id', '=', userId).where('client_id', '=', clientId)
-        .execute()
+      if (holder !== undefined) {
+        query = query.where((eb) => eb.exists(eb.selectFrom('mqtt_session_holders as h').select('h.holder')
+          .where('h.user_id', '=', userId).where('h.client_id', '=', clientId).where('h.holder', '=', holder)))
+      }
+      await query.execute()
     },
 
     async dropExpired (now, key) {
