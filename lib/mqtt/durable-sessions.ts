@@ -62,6 +62,11 @@ export interface DurableTarget {
 export interface SessionRequest {
   /** A persistent session that discards the stored one first (MQTT 5 clean start with a session expiry). */
   startsFresh?: boolean
+  /**
+   * MQTT 5 clean start 0 with no session expiry, which 3.1.1 calls clean: the stored session is
+   * resumed (MQTT 5 §3.1.2.4) and ends with the connection (an expiry of 0).
+   */
+  resumesOnce?: boolean
   /** The session expiry interval in seconds; 0xFFFFFFFF or absent (3.1.1): never expires. */
   expirySeconds?: number
 }
@@ -259,7 +264,8 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
 
   return {
     preConnect (client, packet, request = {}) {
-      const asked = packet.clean !== false ? 'clean' : request.startsFresh === true ? 'fresh' : 'resume'
+      const clean = packet.clean !== false && request.resumesOnce !== true
+      const asked = clean ? 'clean' : request.startsFresh === true ? 'fresh' : 'resume'
       const seconds = request.expirySeconds ?? NEVER_EXPIRES
       requested.set(client, { asked, expiryMs: seconds >= NEVER_EXPIRES ? undefined : seconds * 1000 })
       packet.clean = true

@@ -34,7 +34,8 @@ export interface Mqtt5Connection {
   readonly inner: Duplex
   /**
    * The session the CONNECT asked for beyond 3.1.1's clean session 0: a clean start with a session
-   * expiry (the stored session is discarded, the new one persists), the expiry interval kept.
+   * expiry (the stored session is discarded, the new one persists), no clean start and no expiry
+   * (the stored session is resumed, and ends with the connection), the expiry interval kept.
    */
   readonly sessionRequest: SessionRequest
   /** Sends DISCONNECT with `reasonCode` (once; none after a refused CONNECT); resolves once written. */
@@ -236,7 +237,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
   return {
     inner,
     get sessionRequest () {
-      return { startsFresh: connect?.startsFresh === true, expirySeconds: connect?.grantedExpiry ?? 0 }
+      return { startsFresh: connect?.startsFresh === true, resumesOnce: connect?.resumesOnce === true, expirySeconds: connect?.grantedExpiry ?? 0 }
     },
     disconnect: fail
   }

@@ -68,6 +68,10 @@ for (const [transport, urlOf] of transports) {
     t.equal(await sessionPresent(t, url, persistent), true, 'reconnect after subscribing: the session is resumed')
     t.equal(await sessionPresent(t, url, { ...persistent, clean: true }), false, 'a clean start (with an expiry): 0')
     t.equal(await sessionPresent(t, url, persistent), false, 'the clean start discarded the stored session')
+    t.equal(await subscribeAndLeave(t, url, persistent, deviceId), false)
+    const once: IClientOptions = { ...persistent, properties: {} }
+    t.equal(await sessionPresent(t, url, once), true, 'no clean start, no expiry: the stored session is resumed (MQTT 5 §3.1.2.4)')
+    t.equal(await sessionPresent(t, url, persistent), false, 'and it ended with that connection (an expiry of 0)')
 
     // Expired: an interval of 1 s, away for longer.
     const short: IClientOptions = { ...persistent, properties: { sessionExpiryInterval: 1 } }
