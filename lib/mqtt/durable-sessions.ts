@@ -28,9 +28,15 @@
  * not yet seen die, only delays B's CONNACK by that bound (then QoS 1's at least once applies).
  *
  * Expiry (MQTT 5's session expiry interval): when the connection of a session with a finite
- * interval ends, the deadline is written on its subscriptions (after its acknowledgements); the
+ * interval ends, the deadline is written on its subscriptions (after its acknowledgements), unless
+ * another connection took the session over meanwhile (the hold is no longer this one's); the
  * next CONNECT drops a session found past it, as absent, and clears the deadline while connected.
- * Expired sessions nobody reconnects are pruned now and then, on a persistent CONNECT.
+ * An instance that dies writes no deadline, so while connected the session's hold carries its
+ * interval and a lease (`leaseMs`, 60 s by default) that the instance renews for all its sessions
+ * in one statement every third of it: a hold whose lease lapsed longer ago than the interval is
+ * an expired session, as if its connection had ended when the lease ran out (it outlives its
+ * interval by at most the lease). Expired sessions nobody reconnects are pruned now and then, on
+ * a persistent CONNECT; a session that never expires (3.1.1, 0xFFFFFFFF) has no lease.
  */
 import { randomBytes } from 'node:crypto'
 import type { Principal } from '../core/auth/principal.js'
@@ -56,6 +62,11 @@ export interface DurableTarget {
 export interface SessionRequest {
   /** A persistent session that discards the stored one first (MQTT 5 clean start with a session expiry). */
   startsFresh?: boolean
+  /**
+   * MQTT 5 clean start 0 with no session expiry, which 3.1.1 calls clean: the stored session is
+   * resumed (MQTT 5 §3.1.2.4) and ends with the connection (an expiry of 0).
+   */
+  resumesOnce?: boolean
   /** The session expiry interval in seconds; 0xFFFFFFFF or absent (3.1.1): never expires. */
   expirySeconds?: number
 }
@@ -92,8 +103,8 @@ export interface DurableSessions {
   acked(session: DurableTarget): void
   /** The connection ended: what was not acknowledged stays where the stored cursor says. */
   closed(session: DurableTarget): void
-  /** Resolves once every store write queued so far is done (shutdown, before the store closes). */
-  flush(): Promise<void>
+  /** Stops renewing leases; resolves once every store write queued so far is done (shutdown, before the store closes). */
+  close(): Promise<void>
 }
 
 interface SessionState {
@@ -130,6 +141,36 @@ export interface DurableSessionsOptions {
   now?: () => number
   /** Longest wait for another instance's hold on a session before reading its cursors (default 2 s). */
   handoverWaitMs?: number
+  /** How long a connected session's hold is vouched for without renewal, in ms (default 60 s; renewed every third of it). */
+  leaseMs?: number
+}
+
+interface LeaseRenewal {
+  /** The connected sessions with a finite expiry, whose holds' leases are renewed. */
+  readonly leased: Set<object>
+  /** No more renewals; resolves once the one running, if any, is done. */
+  stop(): Promise<void>
+}
+
+/** Renews the leases of `instance`'s holds every third of `leaseMs`, in one statement, while it holds a leased session. */
+function renewLeases (store: Store, logger: Logger, instance: string, leaseMs: number, now: () => number): LeaseRenewal {
+  const leased = new Set<object>()
+  let renewing: Promise<void> | undefined
+  const timer = setInterval(() => {
+    if (leased.size === 0 || renewing !== undefined) return
+    renewing = store.mqttSessions.renewHolds(instance, now() + leaseMs).catch((error: unknown) => {
+      logger.error({ err: error }, 'mqtt session: renewing leases failed')
+    }).finally(() => {
+      renewing = undefined
+    })
+  }, leaseMs / 3).unref()
+  return {
+    leased,
+    async stop () {
+      clearInterval(timer)
+      await renewing
+    }
+  }
 }
 
 /**
@@ -140,6 +181,8 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
   const { store, logger } = options
   const now = options.now ?? Date.now
   const handoverWaitMs = options.handoverWaitMs ?? 2000
+  // A lease of 0 or less would renew in a tight loop.
+  const leaseMs = options.leaseMs !== undefined && options.leaseMs > 0 ? options.leaseMs : 60_000
   /** This instance's holds start with it: a hold of this instance needs no wait (writes are chained here). */
   const instance = randomBytes(8).toString('hex')
   let connections = 0
@@ -148,6 +191,7 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
   const requested = new WeakMap<object, { asked: 'clean' | 'resume' | 'fresh', expiryMs: number | undefined }>()
   let prunedAt = -Infinity
   let pruning: Promise<void> = Promise.resolve()
+  const leases = renewLeases(store, logger, instance, leaseMs, now)
   /**
    * Store writes per (user, client id), chained: a reconnect on this instance reads the cursor
    * only after the acknowledgements of the connection before it are written.
@@ -220,7 +264,8 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
 
   return {
     preConnect (client, packet, request = {}) {
-      const asked = packet.clean !== false ? 'clean' : request.startsFresh === true ? 'fresh' : 'resume'
+      const clean = packet.clean !== false && request.resumesOnce !== true
+      const asked = clean ? 'clean' : request.startsFresh === true ? 'fresh' : 'resume'
       const seconds = request.expirySeconds ?? NEVER_EXPIRES
       requested.set(client, { asked, expiryMs: seconds >= NEVER_EXPIRES ? undefined : seconds * 1000 })
       packet.clean = true
@@ -244,9 +289,10 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
       if (asked === 'fresh') await store.mqttSessions.clear(key)
       else await unlessExpired(key)
       const holder = `${instance}:${++connections}`
-      await store.mqttSessions.hold(key, holder, now())
+      await store.mqttSessions.hold(key, holder, now(), expiryMs === undefined ? undefined : { expiryMs, until: now() + leaseMs })
       const state: SessionState = { key, holder, inFlight: [], topics: new Set(), expiryMs }
       states.set(session, state)
+      if (expiryMs !== undefined) leases.leased.add(state)
       return asked === 'fresh' ? false : restore(session, state)
     },
 
@@ -287,14 +333,16 @@ export function createDurableSessions (options: DurableSessionsOptions): Durable
       if (state === undefined) return
       state.inFlight.length = 0
       states.delete(session)
+      leases.leased.delete(state)
       const { expiryMs } = state
-      if (expiryMs !== undefined) write(state.key, 'expiry', () => store.mqttSessions.setExpiry(state.key, now() + expiryMs))
+      // Unless another connection took the session over meanwhile: its deadline is its own.
+      if (expiryMs !== undefined) write(state.key, 'expiry', () => store.mqttSessions.setExpiry(state.key, now() + expiryMs, state.holder))
       // After the acknowledgements already queued: then another instance may read the cursors.
       write(state.key, 'release', () => store.mqttSessions.release(state.key, state.holder))
     },
 
-    async flush () {
-      await Promise.all([...writes.values(), pruning])
+    async close () {
+      await Promise.all([...writes.values(), pruning, leases.stop()])
     }
   }
 }

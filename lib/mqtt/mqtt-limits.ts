@@ -36,6 +36,12 @@ export interface MqttLimits {
    * CONNACK says so (default 0xFFFFFFFF: any, including never).
    */
   maxSessionExpirySeconds: number
+  /**
+   * How long an instance vouches for the persistent sessions it serves without renewing (default
+   * 60 s, renewed every third of it): a session with a finite expiry whose instance dies expires
+   * at most this long after its interval (durable-sessions.ts).
+   */
+  sessionLeaseMs: number
 }
 
 export const DEFAULT_MQTT_LIMITS: Readonly<MqttLimits> = {
@@ -51,5 +57,6 @@ export const DEFAULT_MQTT_LIMITS: Readonly<MqttLimits> = {
   maxClientIdLength: 128,
   startupWaitMs: 10_000,
   handoverWaitMs: 2000,
-  maxSessionExpirySeconds: 0xffffffff
+  maxSessionExpirySeconds: 0xffffffff,
+  sessionLeaseMs: 60_000
 }

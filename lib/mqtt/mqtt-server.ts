@@ -24,6 +24,7 @@ import { createDurableSessions, wireDurableSessions } from './durable-sessions.j
 import { limitPacketSize } from './packet-limit.js'
 import { grantAtMostDelivered } from './granted-qos.js'
 import { createPauseCheck } from './client-pause.js'
+import { announceSessionPresent } from './session-present.js'
 import { readProtocolLevel } from './protocol-level.js'
 import type { Mqtt5Connection } from './mqtt5-front-end.js'
 import { createMqtt5FrontEnd } from './mqtt5-front-end.js'
@@ -63,6 +64,12 @@ const DISCARDED = '$devicehub/handled'
 
 /** Logged when aedes' parser is not the one packet-limit.ts knows how to bound. */
 const UNBOUNDED_PACKETS = 'mqtt: the packet size limit is not enforced (unexpected aedes parser)'
+
+/**
+ * Logged when a resumed session's CONNACK could not be told so: aedes, told every session is clean,
+ * writes session present 0 (session-present.ts).
+ */
+const PRESENCE_UNSAID = 'mqtt: CONNACK session present not set (unexpected aedes writes)'
 
 function refusal (returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode })
@@ -187,7 +194,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
   const limits: MqttLimits = { ...DEFAULT_MQTT_LIMITS, ...options.limits }
   const sessions: Sessions = new WeakMap()
   // Persistent sessions live in the store, not in aedes (durable-sessions.ts).
-  const durable = createDurableSessions({ store: hub.store, logger, handoverWaitMs: limits.handoverWaitMs })
+  const durable = createDurableSessions({ store: hub.store, logger, handoverWaitMs: limits.handoverWaitMs, leaseMs: limits.sessionLeaseMs })
   const connections = new Set<Duplex>()
   const addresses = new WeakMap<object, string>()
   /** MQTT 5 connections, by the stream aedes serves (mqtt5-front-end.ts). */
@@ -229,7 +236,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     })
     // Gone while the credentials were checked: aedes drops it, so must the session.
     if (client.closed) session.release()
-    else await durable.open(session, client)
+    else if (await durable.open(session, client)) announceSessionPresent(client.conn, () => logger.warn(PRESENCE_UNSAID))
     // Gone while the session was opened: its close came before the session held anything.
     if (client.closed) durable.closed(session)
     return session
@@ -309,7 +316,7 @@ export async function createMqttServer (options: MqttServerOptions): Promise<Mqt
     await new Promise<void>((resolve) => broker.close(() => resolve()))
     for (const connection of connections) connection.destroy()
     // Acknowledgements already received are written before the store closes.
-    await durable.flush()
+    await durable.close()
     if (server !== undefined) {
       const listening = server
       await new Promise<void>((resolve) => listening.close(() => resolve()))

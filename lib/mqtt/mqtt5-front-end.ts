@@ -21,7 +21,7 @@ import type { ConnectInfo, ServerSide } from './mqtt5-packets.js'
 import type { SessionRequest } from './durable-sessions.js'
 import { brokerConnect, brokerPacket, clientConnack, clientPacket, clientSuback } from './mqtt5-packets.js'
 import type { ReceiveWindow } from './receive-window.js'
-import { createInboundWindow, createReceiveWindow } from './receive-window.js'
+import { createAnswerWait, createInboundWindow, createReceiveWindow } from './receive-window.js'
 
 /** The limits the front end keeps and announces (MqttLimits). */
 export interface Mqtt5FrontEndOptions extends ServerSide {
@@ -34,7 +34,8 @@ export interface Mqtt5Connection {
   readonly inner: Duplex
   /**
    * The session the CONNECT asked for beyond 3.1.1's clean session 0: a clean start with a session
-   * expiry (the stored session is discarded, the new one persists), the expiry interval kept.
+   * expiry (the stored session is discarded, the new one persists), no clean start and no expiry
+   * (the stored session is resumed, and ends with the connection), the expiry interval kept.
    */
   readonly sessionRequest: SessionRequest
   /** Sends DISCONNECT with `reasonCode` (once; none after a refused CONNECT); resolves once written. */
@@ -88,6 +89,8 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
 
   const write = corkedWriter(outer)
   const send = (packet: Packet, callback?: () => void): boolean => write(mqttPacket.generate(packet, { protocolVersion: 5 }), callback)
+  /** The 0x93 DISCONNECT waits for aedes' answers to the publishes handed to it before. */
+  const answers = createAnswerWait(LINGER_MS, (reasonCode, reason) => void fail(reasonCode, reason))
 
   /** Ends the connection: the last packet written flushes, then the stream goes (at the latest after LINGER_MS). */
   const end = (): void => {
@@ -109,6 +112,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
   }
 
   const toBroker = (packet: Packet): void => {
+    if (packet.cmd === 'publish' && packet.qos > 0) answers.handed(packet.messageId ?? 0)
     if (!inner.push(mqttPacket.generate(packet))) paused = true
   }
 
@@ -160,7 +164,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
 
   /** One client packet, in its 3.1.1 form for aedes. */
   function fromClient (packet: Packet): void {
-    if (ending) return
+    if (ending || answers.refusing) return
     if (connect === undefined) {
       if (packet.cmd === 'connect') onConnect(packet)
       else void fail(REASON.protocolError, 'The first packet is a CONNECT')
@@ -170,7 +174,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     if (packet.cmd === 'unsubscribe') unsubscribes.set(packet.messageId ?? 0, packet.unsubscriptions.length)
     if (packet.cmd === 'puback') window?.acknowledged(packet.messageId)
     if (!inbound2.received(packet)) {
-      return void fail(REASON.receiveMaximumExceeded, 'More QoS 2 publishes awaiting PUBREL than the receive maximum')
+      return answers.refuse(REASON.receiveMaximumExceeded, 'More QoS 2 publishes awaiting PUBREL than the receive maximum')
     }
     const result = brokerPacket(packet)
     if ('refused' in result) void fail(result.refused, result.reason)
@@ -196,6 +200,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
     } else {
       send(clientPacket(packet, unsubscribes.get(id)))
       if (packet.cmd === 'unsuback') unsubscribes.delete(id)
+      if (packet.cmd === 'puback' || packet.cmd === 'pubrec') answers.answered(id)
     }
   }
 
@@ -232,7 +237,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
   return {
     inner,
     get sessionRequest () {
-      return { startsFresh: connect?.startsFresh === true, expirySeconds: connect?.grantedExpiry ?? 0 }
+      return { startsFresh: connect?.startsFresh === true, resumesOnce: connect?.resumesOnce === true, expirySeconds: connect?.grantedExpiry ?? 0 }
     },
     disconnect: fail
   }

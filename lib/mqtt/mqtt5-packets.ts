@@ -18,6 +18,8 @@ export interface ConnectInfo {
   persistent: boolean
   /** Persistent with a clean start: the stored session is discarded first. */
   startsFresh: boolean
+  /** No expiry and no clean start: the stored session is resumed, and ends with the connection (MQTT 5 §3.1.2.4). */
+  resumesOnce: boolean
   requestedExpiry: number
   /** The session expiry interval the server keeps (seconds): the one asked for, at most the server's maximum. */
   grantedExpiry: number
@@ -62,6 +64,7 @@ export function brokerConnect (packet: IConnectPacket, server: ServerSide): { in
     assigned,
     persistent: expiry > 0,
     startsFresh: expiry > 0 && packet.clean !== false,
+    resumesOnce: expiry === 0 && packet.clean === false,
     requestedExpiry: requested,
     grantedExpiry: expiry,
     serverKeepAlive,
@@ -83,7 +86,8 @@ export function brokerConnect (packet: IConnectPacket, server: ServerSide): { in
 }
 
 /**
- * aedes' CONNACK as the client's: the reason code, and on success what the server supports.
+ * aedes' CONNACK as the client's: the reason code, and on success what the server supports; session
+ * present as aedes wrote it (set for a session the store resumed: session-present.ts).
  *
  * @example
  * clientConnack({ cmd: 'connack', returnCode: 4, sessionPresent: false }, info, server) // reasonCode 0x86

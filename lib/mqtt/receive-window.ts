@@ -92,3 +92,53 @@ export function createInboundWindow (limit: number): { received(packet: { cmd: s
     }
   }
 }
+
+export interface AnswerWait {
+  /** A QoS 1 or 2 publish of the client was handed to aedes. */
+  handed(messageId: number): void
+  /** aedes answered it (PUBACK, PUBREC). */
+  answered(messageId: number): void
+  /** Refuses the client once every publish handed over is answered, at the latest after `maxWaitMs`. */
+  refuse(reasonCode: number, reason: string): void
+  /** A refusal waits: nothing more of the client's is handled. */
+  readonly refusing: boolean
+}
+
+/**
+ * A refusal that goes after aedes' answers (the 0x93 DISCONNECT): in a burst, the publish
+ * refused is read before aedes has written the PUBRECs of those before it, which the
+ * DISCONNECT would otherwise overtake and the connection's end lose. `fail` is called once.
+ *
+ * @example
+ * const answers = createAnswerWait(1000, (code, reason) => void front.disconnect(code, reason))
+ * if (!inbound.received(packet)) answers.refuse(0x93, 'Receive maximum exceeded')
+ */
+export function createAnswerWait (maxWaitMs: number, fail: (reasonCode: number, reason: string) => void): AnswerWait {
+  const unanswered = new Set<number>()
+  let refusal: (() => void) | undefined
+  let failed = false
+  const failOnce = (): void => {
+    if (failed) return
+    failed = true
+    refusal?.()
+  }
+  return {
+    handed (messageId) {
+      unanswered.add(messageId)
+    },
+    answered (messageId) {
+      unanswered.delete(messageId)
+      if (refusal !== undefined && unanswered.size === 0) failOnce()
+    },
+    refuse (reasonCode, reason) {
+      if (refusal !== undefined) return
+      refusal = () => fail(reasonCode, reason)
+      if (unanswered.size === 0) return failOnce()
+      // aedes that never answers (a store failure) holds the refusal back this long at most.
+      setTimeout(failOnce, maxWaitMs).unref()
+    },
+    get refusing () {
+      return refusal !== undefined
+    }
+  }
+}

@@ -143,6 +143,10 @@ export interface MqttSessionHoldersTable {
   client_id: string
   holder: string
   since: Int
+  /** Migration 0014: the session expiry interval in ms; null = never expires (then the lease does not matter). */
+  expiry_ms: ColumnType<number | null, number | null | undefined, number | null>
+  /** Migration 0014: until when the holding instance vouches for the connection (epoch ms), renewed while it runs. */
+  lease_until: ColumnType<number | null, number | null | undefined, number | null>
 }
 
 export interface Database {

@@ -86,3 +86,17 @@ t.test('a client that holds its PUBACKs past maxBufferedBytes of held pushes: DI
   t.equal(client.publishes().length, 1, 'one in flight')
   t.match(client.got.at(-1), { cmd: 'disconnect', reasonCode: 0x97 })
 })
+
+t.test('past the server\'s receive maximum in one burst: the PUBRECs of the publishes taken go out before DISCONNECT 0x93', async (t) => {
+  const h = await startMqttHarness(t, { maxInflightInbound: 2 })
+  const client = await rawClient(t, h.url, `v5-burst-${process.pid}`, 10)
+  const closed = new Promise<void>((resolve) => client.socket.once('close', () => resolve()))
+  const qos2 = (messageId: number): Buffer => mqttPacket.generate(
+    { cmd: 'publish', topic: 'dh/request', payload: Buffer.from('{}'), qos: 2, messageId, retain: false, dup: false }, { protocolVersion: 5 }
+  )
+  // One write: the third is read before aedes has answered the first two.
+  client.socket.write(Buffer.concat([qos2(1), qos2(2), qos2(3)]))
+  await closed
+  const answers = client.got.slice(1).map((p) => p.cmd === 'disconnect' ? `disconnect ${p.reasonCode}` : `${p.cmd} ${p.messageId}`)
+  t.same(answers, ['pubrec 1', 'pubrec 2', `disconnect ${0x93}`], 'both taken publishes answered, then the DISCONNECT, last')
+})

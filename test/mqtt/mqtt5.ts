@@ -206,6 +206,30 @@ t.test('a session expires once its client has been away longer than its interval
   t.equal((await resumed).payload.command.id, kept, 'resumed within the interval')
 })
 
+/** A device that reconnects while its old connection is still open: the old one's end sets no deadline under the new one. */
+t.test('a connection taken over does not expire the session its successor holds', async (t) => {
+  const h = await startMqttHarness(t)
+  const a = await addDeviceWorld(h, 'v5-takeover-expiry')
+  const options = v5({ ...login, clientId: `v5-takeover-expiry-${process.pid}`, clean: false, properties: { sessionExpiryInterval: 1 } })
+  const first = await connectMqtt(t, h.url, options)
+  await first.subscribeAsync(`dh/command/+/+/${a.deviceId}/#`, { qos: 1 })
+  const gone = closed(first)
+  const second = await connectMqtt(t, h.url, options)
+  await gone
+  // Past the interval, still connected: what the periodic prune (of any instance) deletes.
+  await new Promise((resolve) => setTimeout(resolve, 1300))
+  await h.server.hub.store.mqttSessions.dropExpired(Date.now())
+  t.ok(second.connected)
+  await second.endAsync()
+  const third = mqtt.connect(h.url, { ...options, reconnectPeriod: 0 })
+  t.teardown(() => third.endAsync(true))
+  const connack = await new Promise<IConnackPacket>((resolve) => third.once('connect', resolve))
+  t.equal(connack.sessionPresent, true, 'the session the second connection held is resumed')
+  const resumed = nextMessage(third, (topic) => topic.startsWith('dh/command/'))
+  const id = (await h.rest('POST', `/device/${a.deviceId}/command`, { command: 'after' })).body.id
+  t.equal((await resumed).payload.command.id, id, 'with its subscription')
+})
+
 for (const [transport, urlOf] of transports) {
   t.test(`${transport}: a revocation ends the session with DISCONNECT 0x87`, async (t) => {
     const h = await startMqttHarness(t)
@@ -290,7 +314,7 @@ t.test('where aedes would close in silence, an MQTT 5 client gets a DISCONNECT w
   t.match(await rawExchange(port, [hello(1)], 2), [{ cmd: 'connack' }, { cmd: 'disconnect', reasonCode: 0x8d }], 'silent past 1.5 x the keep-alive: 0x8D')
 
   const qos2 = (messageId: number): Buffer => mqttPacket.generate({ cmd: 'publish', topic: 'dh/request', payload: Buffer.from('{}'), qos: 2, messageId, retain: false, dup: false }, { protocolVersion: 5 })
-  // The third comes before aedes answered the first two: the DISCONNECT may overtake their PUBRECs.
+  // The third comes before aedes answered the first two (their PUBRECs go first: mqtt5-receive-maximum.ts).
   const answers = await rawExchange(port, [hello(30), qos2(1), qos2(2), qos2(3)], 2)
   t.match(answers[0], { cmd: 'connack', properties: { receiveMaximum: 2 } })
   t.match(answers.at(-1), { cmd: 'disconnect', reasonCode: 0x93 }, 'a QoS 2 publish past the receive maximum: 0x93')

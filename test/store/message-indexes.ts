@@ -30,9 +30,10 @@ t.test('0013 drops the (device_id, timestamp) indexes; down builds them again', 
   }
 
   const migrator = new Migrator({ db, provider: createMigrationProvider(sqliteMigrationDialect), migrationTableName: 'devicehub_migrations', migrationLockTableName: 'devicehub_migrations_lock' })
-  const { error, results } = await migrator.migrateDown()
+  // Down to the migration before 0013 (later ones are undone first).
+  const { error, results } = await migrator.migrateTo('0012-mqtt-session-expiry')
   t.equal(error, undefined)
-  t.equal(results?.[0]?.migrationName, '0013-message-device-index')
+  t.equal(results?.at(-1)?.migrationName, '0013-message-device-index')
   const restored = await indexes(db)
   t.ok(restored.includes('notifications_device_timestamp_idx'))
   t.ok(restored.includes('commands_device_timestamp_idx'))

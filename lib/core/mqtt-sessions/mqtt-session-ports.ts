@@ -25,6 +25,14 @@ export interface MqttSubscriptionRecord {
   createdAt: number
 }
 
+/** A hold's lease: what expires a session whose instance died while it was connected. */
+export interface SessionLease {
+  /** The session expiry interval, in ms. */
+  expiryMs: number
+  /** Until when the instance vouches for the connection (epoch ms). */
+  until: number
+}
+
 export interface MqttSessionRepository {
   /**
    * The subscriptions of a session, by topic.
@@ -46,12 +54,15 @@ export interface MqttSessionRepository {
   clear(key: MqttSessionKey): Promise<void>
   /**
    * When the session expires (epoch ms): set as its connection ends; null while connected and for
-   * a session that never expires. Subscriptions added later start with null.
+   * a session that never expires. Subscriptions added later start with null. With `holder`: only
+   * while `holder` holds the session (a connection taken over leaves the new one's deadline be).
    */
-  setExpiry(key: MqttSessionKey, expiresAt: number | null): Promise<void>
+  setExpiry(key: MqttSessionKey, expiresAt: number | null, holder?: string): Promise<void>
   /**
-   * Deletes the subscriptions of sessions expired by `now` (of `key` only, when given); resolves
-   * to how many were deleted.
+   * Deletes the subscriptions of sessions expired by `now` (of `key` only, when given): past their
+   * `expiresAt`, or held with a lease that lapsed longer ago than their expiry interval (the
+   * instance serving them died: {@link hold}), whose holds go too. Resolves to how many
+   * subscriptions were deleted.
    *
    * @example
    * const expired = (await store.mqttSessions.dropExpired(Date.now(), key)) > 0
@@ -62,8 +73,17 @@ export interface MqttSessionRepository {
    * written), or undefined.
    */
   holderOf(key: MqttSessionKey): Promise<{ holder: string, since: number } | undefined>
-  /** `holder` holds the session from now on (whoever held it before). */
-  hold(key: MqttSessionKey, holder: string, now: number): Promise<void>
+  /**
+   * `holder` holds the session from now on (whoever held it before). With `lease`: the session
+   * expires `expiryMs` after `lease.until` unless the lease is renewed ({@link renewHolds}) or the
+   * hold released first, so that it expires even if the instance holding it dies.
+   */
+  hold(key: MqttSessionKey, holder: string, now: number, lease?: SessionLease): Promise<void>
+  /**
+   * Renews the leases of every hold of `instance` (holders `<instance>:<connection>`) to `until`:
+   * one statement for all the sessions an instance serves.
+   */
+  renewHolds(instance: string, until: number): Promise<void>
   /** `holder` lets the session go; nothing when another holder took it since. */
   release(key: MqttSessionKey, holder: string): Promise<void>
 }

@@ -18,6 +18,7 @@ import { mqttSessionsMigration } from './0010-mqtt-sessions.js'
 import { mqttSessionHoldersMigration } from './0011-mqtt-session-holders.js'
 import { mqttSessionExpiryMigration } from './0012-mqtt-session-expiry.js'
 import { messageDeviceIndexMigration } from './0013-message-device-index.js'
+import { mqttSessionLeasesMigration } from './0014-mqtt-session-leases.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -38,7 +39,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0010-mqtt-sessions': mqttSessionsMigration(),
         '0011-mqtt-session-holders': mqttSessionHoldersMigration(),
         '0012-mqtt-session-expiry': mqttSessionExpiryMigration(),
-        '0013-message-device-index': messageDeviceIndexMigration()
+        '0013-message-device-index': messageDeviceIndexMigration(),
+        '0014-mqtt-session-leases': mqttSessionLeasesMigration()
       }
     }
   }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Kysely } from 'kysely'
 import type { MqttSessionRepository } from '../../core/mqtt-sessions/mqtt-session-ports.js'
 import type { Database } from '../database.js'
@@ -45,16 +46,33 @@ export function createMqttSessionRepository (db: Kysely<Database>): MqttSessionR
       await db.deleteFrom('mqtt_subscriptions').where('user_id', '=', userId).where('client_id', '=', clientId).execute()
     },
 
-    async setExpiry ({ userId, clientId }, expiresAt) {
-      await db.updateTable('mqtt_subscriptions').set({ expires_at: expiresAt })
+    async setExpiry ({ userId, clientId }, expiresAt, holder) {
+      let query = db.updateTable('mqtt_subscriptions').set({ expires_at: expiresAt })
         .where('user_id', '=', userId).where('client_id', '=', clientId)
-        .execute()
+      if (holder !== undefined) {
+        query = query.where((eb) => eb.exists(eb.selectFrom('mqtt_session_holders as h').select('h.holder')
+          .where('h.user_id', '=', userId).where('h.client_id', '=', clientId).where('h.holder', '=', holder)))
+      }
+      await query.execute()
     },
 
     async dropExpired (now, key) {
-      let query = db.deleteFrom('mqtt_subscriptions').where('expires_at', 'is not', null).where('expires_at', '<=', now)
-      if (key !== undefined) query = query.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
+      // A hold whose lease lapsed longer ago than its session's interval: its instance died.
+      const lapsed = sql<boolean>`h.expiry_ms is not null and h.lease_until + h.expiry_ms <= ${now}`
+      let query = db.deleteFrom('mqtt_subscriptions').where((eb) => eb.or([
+        eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<=', now)]),
+        eb.exists(eb.selectFrom('mqtt_session_holders as h').select('h.holder')
+          .whereRef('h.user_id', '=', 'mqtt_subscriptions.user_id').whereRef('h.client_id', '=', 'mqtt_subscriptions.client_id')
+          .where(lapsed))
+      ]))
+      let holds = db.deleteFrom('mqtt_session_holders as h').where(lapsed)
+      if (key !== undefined) {
+        query = query.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
+        holds = holds.where('h.user_id', '=', key.userId).where('h.client_id', '=', key.clientId)
+      }
       const result = await query.executeTakeFirst()
+      // After the subscriptions, which were found by these holds.
+      await holds.execute()
       return Number(result.numDeletedRows)
     },
 
@@ -64,10 +82,19 @@ export function createMqttSessionRepository (db: Kysely<Database>): MqttSessionR
       return row === undefined ? undefined : { holder: row.holder, since: Number(row.since) }
     },
 
-    async hold ({ userId, clientId }, holder, now) {
+    async hold ({ userId, clientId }, holder, now, lease) {
+      const held = { holder, since: now, expiry_ms: lease?.expiryMs ?? null, lease_until: lease?.until ?? null }
       await db.insertInto('mqtt_session_holders')
-        .values({ user_id: userId, client_id: clientId, holder, since: now })
-        .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ holder, since: now }))
+        .values({ user_id: userId, client_id: clientId, ...held })
+        .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet(held))
+        .execute()
+    },
+
+    async renewHolds (instance, until) {
+      const prefix = `${instance}:`
+      // A prefix compared as it is (LIKE would read `_` and `%` in it as patterns).
+      await db.updateTable('mqtt_session_holders').set({ lease_until: until })
+        .where('expiry_ms', 'is not', null).where(sql`substr(holder, 1, ${prefix.length})`, '=', prefix)
         .execute()
     },
 

@@ -498,9 +498,42 @@ function sessionChecks (check: Register): void {
     match(await store.mqttSessions.list(key), [{ topic: 'dh/notification/#' }], 'a subscription added since has no deadline')
     await store.mqttSessions.setExpiry(other, null)
     assert.equal(await store.mqttSessions.dropExpired(LATE + 1000), 0, 'null: never expires')
-    await store.mqttSessions.setExpiry(other, LATE + 300)
-    assert.equal(await store.mqttSessions.dropExpired(LATE + 1000), 1, 'pruned without a key')
+    await store.mqttSessions.hold(other, 'b:2', LATE)
+    await store.mqttSessions.setExpiry(other, LATE + 300, 'a:1')
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 1000), 0, 'a connection taken over sets no deadline')
+    await store.mqttSessions.release(other, 'b:2')
+    await store.mqttSessions.setExpiry(other, LATE + 300, 'b:2')
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 1000), 0, 'nor one that let go of its hold')
+    await store.mqttSessions.hold(other, 'b:3', LATE)
+    await store.mqttSessions.setExpiry(other, LATE + 300, 'b:3')
+    await store.mqttSessions.release(other, 'b:3')
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 1000), 1, 'the holder\'s own deadline holds; pruned without a key')
     same(await store.mqttSessions.list(other), [])
+  })
+
+  check('mqtt sessions: a held session expires once its lease has lapsed for longer than its interval', async ({ store }) => {
+    const userId = await store.users.insert(newUser('mqtt-leased'))
+    const crashed = { userId, clientId: 'led-5' }
+    const live = { userId, clientId: 'led-6' }
+    const forever = { userId, clientId: 'led-7' }
+    for (const key of [crashed, live, forever]) await store.mqttSessions.subscribe(key, 'dh/command/#', 1, LATE)
+    // What an instance that dies while its connections are up leaves: holds, no deadline on the subscriptions.
+    await store.mqttSessions.hold(crashed, 'dead:1', LATE, { expiryMs: 100, until: LATE + 50 })
+    await store.mqttSessions.hold(live, 'live_%:1', LATE, { expiryMs: 100, until: LATE + 50 })
+    await store.mqttSessions.hold(forever, 'dead:2', LATE)
+    await store.mqttSessions.hold({ userId, clientId: 'led-8' }, 'live_%x:1', LATE, { expiryMs: 100, until: LATE + 50 })
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 149), 0, 'the lease plus the interval not yet over')
+    await store.mqttSessions.renewHolds('live_%', LATE + 500)
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 150, live), 0, 'a renewed lease keeps its session')
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 150, crashed), 1, 'lapsed by its interval: expired')
+    same(await store.mqttSessions.list(crashed), [])
+    assert.equal(await store.mqttSessions.holderOf(crashed), undefined, 'its hold goes with it')
+    match(await store.mqttSessions.holderOf(live), { holder: 'live_%:1' })
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 599), 0, 'the renewal was of that instance\'s holds only, by prefix')
+    assert.equal(await store.mqttSessions.holderOf({ userId, clientId: 'led-8' }), undefined, 'another instance\'s lapsed hold is pruned')
+    assert.equal(await store.mqttSessions.dropExpired(LATE + 600), 1, 'pruned without a key once the renewed lease lapsed too')
+    assert.equal((await store.mqttSessions.list(forever)).length, 1, 'a session that never expires is kept, held or not')
+    match(await store.mqttSessions.holderOf(forever), { holder: 'dead:2' })
   })
 
   check('mqtt sessions: one holder at a time; a release lets go of its own hold only', async ({ store }) => {
