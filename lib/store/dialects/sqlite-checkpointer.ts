@@ -36,9 +36,7 @@ const emitWarning = process.emitWarning
 process.emitWarning = (warning, ...rest) => {
   if (!/SQLite is an experimental feature/.test(String(warning && warning.message || warning))) emitWarning.call(process, warning, ...rest)
 }
-let db
-if (driver === 'node:sqlite') db = new (require('node:sqlite').DatabaseSync)(path)
-else db = new (require(driver))(path)
+const db = driver === 'node:sqlite' ? new (require('node:sqlite').DatabaseSync)(path) : new (require(driver))(path)
 process.emitWarning = emitWarning
 // Never wait for the writer's locks: a checkpoint that cannot go ahead now goes next time.
 db.exec('PRAGMA busy_timeout = 0')
