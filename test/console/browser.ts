@@ -10,7 +10,7 @@ import t from 'tap'
 import { chromium } from 'playwright-core'
 import { startServer } from '../../lib/start-server.js'
 import { ROOT } from '../fixtures/cli.js'
-import { ARGS, CHROMIUM, PASSWORD, rest, setup, shot, signIn } from '../fixtures/console-browser.js'
+import { ARGS, CHROMIUM, PASSWORD, consoleDatabase, countWhen, focusWhen, rest, setup, shot, signIn, textWhen } from '../fixtures/console-browser.js'
 
 const DEVICE = 'console-device'
 
@@ -28,7 +28,7 @@ if (!existsSync(CHROMIUM)) {
     await signIn(page, consoleUrl, 'dhadmin', 'not-the-password')
     const wrong = await fetch(`${server.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'dhadmin', password: 'not-the-password' }) })
     const wrongMessage = ((await wrong.json()) as { message: string }).message
-    t.equal(await page.locator('.error-message').textContent(), wrongMessage, 'a failed sign-in shows the API message')
+    t.equal(await textWhen(page.locator('.error-message'), wrongMessage), wrongMessage, 'a failed sign-in shows the API message')
     await shot(page, '01-sign-in-error')
 
     // Sign in.
@@ -43,17 +43,16 @@ if (!existsSync(CHROMIUM)) {
     t.equal((await rest(server, admin, 'PUT', '/device/other-device', { name: 'Attic fan' })).status, 204)
     t.equal((await rest(server, admin, 'POST', `/device/${DEVICE}/notification`, { notification: 'boot', parameters: { version: '1.0' } })).status, 201)
     await page.getByRole('button', { name: 'Refresh', exact: true }).click()
-    const row = page.getByRole('row', { name: /Hall sensor/ })
-    await row.waitFor()
-    t.match(await row.textContent(), /online/, 'online dot')
-    t.match(await page.getByRole('row', { name: /Attic fan/ }).textContent(), /offline.*never/, 'never seen: offline')
+    // The first load may have listed the device before its notification (offline): wait for the Refresh's answer.
+    t.match(await textWhen(page.getByRole('row', { name: /Hall sensor/ }), /online/), /online/, 'online dot')
+    t.match(await textWhen(page.getByRole('row', { name: /Attic fan/ }), /offline.*never/), /offline.*never/, 'never seen: offline')
     await page.getByLabel('Search by name').fill('Attic')
     await page.getByRole('row', { name: /Hall sensor/ }).waitFor({ state: 'detached' })
-    t.equal(await page.locator('tbody tr').count(), 1, 'search narrows the list')
+    t.equal(await countWhen(page.locator('tbody tr'), 1), 1, 'search narrows the list')
     await page.getByLabel('Search by name').fill('')
     await page.getByLabel('Presence').selectOption('true')
     await page.getByRole('row', { name: /Attic fan/ }).waitFor({ state: 'detached' })
-    t.equal(await page.locator('tbody tr').count(), 1, 'online filter')
+    t.equal(await countWhen(page.locator('tbody tr'), 1), 1, 'online filter')
     await page.getByLabel('Presence').selectOption('')
     await page.getByRole('row', { name: /Attic fan/ }).waitFor()
     await shot(page, '02-devices')
@@ -90,10 +89,11 @@ if (!existsSync(CHROMIUM)) {
     await page.getByLabel('Command name').fill('light-on')
     await page.getByLabel('Parameters (JSON object)').fill('{"level": ')
     await page.getByRole('button', { name: 'Send command' }).click()
-    t.match(await page.locator('#command-parameters-error').textContent(), /not valid JSON/, 'bad JSON refused before sending')
+    t.match(await textWhen(page.locator('#command-parameters-error'), /not valid JSON/), /not valid JSON/, 'bad JSON refused before sending')
     await page.getByLabel('Parameters (JSON object)').fill('[1, 2]')
     await page.getByRole('button', { name: 'Send command' }).click()
-    t.match(await page.locator('#command-parameters-error').textContent(), /must be a JSON object/)
+    // The same element held the last error: wait for the new one.
+    t.match(await textWhen(page.locator('#command-parameters-error'), /must be a JSON object/), /must be a JSON object/)
     t.same((await rest(server, admin, 'GET', `/device/${DEVICE}/command`)).body, [], 'nothing sent')
 
     const devicePoll = rest(server, admin, 'GET', `/device/${DEVICE}/command/poll?waitTimeout=30`)
@@ -122,7 +122,7 @@ if (!existsSync(CHROMIUM)) {
     await page.getByRole('button', { name: 'Create' }).click()
     const duplicate = await rest(server, admin, 'POST', '/network', { name: 'Greenhouse' })
     t.equal(duplicate.status, 403)
-    t.equal(await page.locator('.error-message').textContent(), duplicate.body.message, 'a duplicate name: the API message')
+    t.equal(await textWhen(page.locator('.error-message'), duplicate.body.message), duplicate.body.message, 'a duplicate name: the API message')
     await shot(page, '05-networks')
     await page.getByRole('link', { name: 'Device types' }).click()
     await page.getByRole('heading', { name: 'Device types' }).waitFor()
@@ -180,7 +180,7 @@ if (!existsSync(CHROMIUM)) {
 
   t.test('an expired access token is refreshed; an expired session signs out with a message', async (t) => {
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' })
-    const server = await startServer({ port: 0, admin: { password: PASSWORD }, tokenLifetimes: { accessMs: 1500, refreshMs: 4000 } })
+    const server = await startServer({ port: 0, admin: { password: PASSWORD }, tokenLifetimes: { accessMs: 1500, refreshMs: 4000 }, db: await consoleDatabase(t) })
     t.teardown(() => server.close())
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true })
     t.teardown(() => browser.close())
@@ -196,9 +196,10 @@ if (!existsSync(CHROMIUM)) {
     await page.keyboard.type(PASSWORD)
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Devices' }).waitFor()
-    t.equal(await page.evaluate('document.activeElement.id'), 'main', 'after a page change the focus is on the content')
+    // The focus moves in an effect after the page renders: wait for it.
+    t.equal(await focusWhen(page, 'main'), 'main', 'after a page change the focus is on the content')
     await page.keyboard.press('Tab')
-    t.equal(await page.evaluate('document.activeElement.id'), 'device-search', 'and Tab reaches its first control')
+    t.equal(await focusWhen(page, 'device-search'), 'device-search', 'and Tab reaches its first control')
     await page.waitForTimeout(2000)
     const refreshed = page.waitForResponse((res) => res.url().endsWith('/token/refresh') && res.status() === 201)
     await page.getByRole('link', { name: 'Networks' }).click()

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import type { RunningServer } from '../../lib/start-server.js'
-import { CHROMIUM, PASSWORD, rest, setup, shot, signIn } from '../fixtures/console-browser.js'
+import { CHROMIUM, PASSWORD, focusWhen, rest, setup, shot, signIn, textWhen } from '../fixtures/console-browser.js'
 
 async function adminPage (browser: Browser, consoleUrl: string, errors: string[]): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
@@ -93,7 +93,7 @@ if (!existsSync(CHROMIUM)) {
       t.equal(duplicate.status, 403)
       await page.getByLabel('Name').fill('Sample Network')
       await page.getByRole('button', { name: 'Create' }).click()
-      t.equal(await page.locator('.error-message').textContent(), duplicate.body.message, 'the refusal is shown')
+      t.equal(await textWhen(page.locator('.error-message'), duplicate.body.message), duplicate.body.message, 'the refusal is shown')
       await shot(page, 'polish-03-stale-error-before')
       await page.getByLabel('Name').fill('Orchard')
       await page.getByRole('button', { name: 'Create' }).click()
@@ -125,6 +125,8 @@ if (!existsSync(CHROMIUM)) {
       })()`)
       await page.goto(consoleUrl)
       await page.getByRole('button', { name: 'Sign in' }).waitFor()
+      // The focus moves in an effect after the render: wait for it before reading its ring.
+      await focusWhen(page, 'main')
       const onLogin = await ring()
       t.equal(onLogin.tag, 'main#main', 'the sign-in page focuses its content')
       t.same([onLogin.outline, onLogin.shadow], ['none', 'none'], 'without an outline or a shadow ring')
@@ -132,6 +134,7 @@ if (!existsSync(CHROMIUM)) {
       await page.getByLabel('Password').fill(PASSWORD)
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('heading', { name: 'Devices' }).waitFor()
+      await focusWhen(page, 'main')
       const onDevices = await ring()
       t.equal(onDevices.tag, 'main#main', 'after signing in the content has the focus')
       t.same([onDevices.outline, onDevices.shadow], ['none', 'none'], 'still without a ring')
@@ -165,23 +168,24 @@ if (!existsSync(CHROMIUM)) {
       const user = page.getByLabel('User', { exact: true })
       t.equal(await user.inputValue(), 'dhadmin', 'yourself by default')
       await page.getByRole('button', { name: 'Create token' }).click()
-      t.equal(await page.locator('#token-user-error').textContent(), 'The list of users is still loading; try again in a moment.',
-        'a submit before the logins arrive says so')
+      const loading = 'The list of users is still loading; try again in a moment.'
+      t.equal(await textWhen(page.locator('#token-user-error'), loading), loading, 'a submit before the logins arrive says so')
       release()
       // The logins arrive with GET /user, after the page shows.
-      await page.waitForFunction(() => document.querySelectorAll('#token-user-logins option').length >= 2)
+      await page.locator('#token-user-logins option').nth(1).waitFor({ state: 'attached' })
       const logins = await page.locator('#token-user-logins option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value))
       t.same(logins, ['dhadmin', 'scripter'], 'every login is offered to search (GET /user)')
       t.equal(await page.locator('fieldset input[type="checkbox"]').count(), 17, 'every action the server knows (2 to 18)')
 
       await user.fill('nobody-here')
       await page.getByRole('button', { name: 'Create token' }).click()
-      t.equal(await page.locator('#token-user-error').textContent(), "There is no user with the login 'nobody-here'.", 'an unknown login is caught')
+      const unknown = "There is no user with the login 'nobody-here'."
+      t.equal(await textWhen(page.locator('#token-user-error'), unknown), unknown, 'an unknown login is caught')
 
       await user.fill('scripter')
       await page.getByRole('button', { name: 'Clear actions' }).click()
       await page.getByRole('button', { name: 'Create token' }).click()
-      t.equal(await page.locator('.error-message').textContent(), 'Choose at least one action.', 'no action: nothing is sent')
+      t.equal(await textWhen(page.locator('.error-message'), 'Choose at least one action.'), 'Choose at least one action.', 'no action: nothing is sent')
       for (const action of ['GetNetwork', 'GetDevice', 'CreateDeviceNotification']) await page.getByLabel(action, { exact: true }).check()
       await shot(page, 'polish-07-token-form')
       await page.getByRole('button', { name: 'Create token' }).click()

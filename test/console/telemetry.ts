@@ -9,7 +9,7 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import { startServer } from '../../lib/start-server.js'
 import type { RunningServer } from '../../lib/start-server.js'
-import { buildConsole, chromiumMissing, launchChromium, rest, shot, signIn, watchCsp } from '../fixtures/console-browser.js'
+import { buildConsole, chromiumMissing, consoleDatabase, eventually, launchChromium, rest, shot, signIn, watchCsp } from '../fixtures/console-browser.js'
 
 const PASSWORD = 'telemetry-admin-password'
 const DEVICE = 'weather-station'
@@ -43,7 +43,7 @@ async function seed (server: RunningServer, token: string, devices: Array<{ id: 
 
 async function start (t: Tap): Promise<{ server: RunningServer, page: Page, admin: string, errors: string[], csp: string[] }> {
   buildConsole()
-  const server = await startServer({ port: 0, admin: { password: PASSWORD } })
+  const server = await startServer({ port: 0, admin: { password: PASSWORD }, db: await consoleDatabase(t) })
   t.teardown(() => server.close())
   const browser = await launchChromium()
   t.teardown(() => browser.close())
@@ -106,6 +106,8 @@ if (chromiumMissing() !== undefined) {
     t.match(await page.locator('.chart-card[data-path="env.temperature"] .u-legend').textContent(), /env/, 'the legend names the notification')
     const position = await page.evaluate("getComputedStyle(document.querySelector('.u-over')).position")
     t.equal(position, 'absolute', "uPlot's stylesheet is applied")
+    // The raw list loads its own history, apart from the charts'.
+    await page.locator('.feed-item').first().waitFor()
     t.ok(await page.locator('.feed-item').first().isVisible(), 'the raw notification list is still on the page')
 
     // Last day: the whole day of history.
@@ -113,6 +115,7 @@ if (chromiumMissing() !== undefined) {
     await waitForPoints(page, 'env.temperature', 48)
     const day = await drawn(page, 'env.temperature')
     t.ok(Math.abs(day.xMax - day.xMin - 86_400) < 1, 'the x axis spans the last day')
+    await waitForPoints(page, 'battery', 24)
     t.equal((await drawn(page, 'battery')).points, 24)
     t.equal(await page.getByRole('button', { name: 'Last day' }).getAttribute('aria-pressed'), 'true', 'the chosen range is marked')
 
@@ -124,6 +127,7 @@ if (chromiumMissing() !== undefined) {
     await rest(server, admin, 'POST', `/device/${DEVICE}/notification`, { notification: 'power', parameters: { battery: 99.5, load: { watts: 4 }, env: { temperature: 25 } } })
     await waitForPoints(page, 'env.temperature', 50)
     t.equal((await drawn(page, 'env.temperature')).series, 2, 'a second name carrying env.temperature adds a series')
+    await waitForPoints(page, 'battery', 25)
     t.equal((await drawn(page, 'battery')).points, 25)
     t.notOk(await history, 'live points came from the feed, not from reloading history')
     const postedAt = new Date(`${posted.body.timestamp as string}Z`).getTime() / 1000
@@ -210,8 +214,8 @@ if (chromiumMissing() !== undefined) {
     await seen.waitFor()
     const before = await seen.textContent()
     await page.route(`**/device/${DEVICE}`, () => undefined)
-    await page.waitForTimeout(5_500)
-    const after = await seen.textContent()
+    // The clock ticks every 5 s: wait for the next tick (up to 12 s) rather than a fixed time.
+    const after = await eventually(() => seen.textContent(), (text) => text !== before, 12_000)
     t.not(after, before, `the device page's "last seen" moved on: "${before ?? ''}" -> "${after ?? ''}"`)
     t.match(after, /^\d+ s ago$/)
   })
@@ -248,6 +252,8 @@ if (chromiumMissing() !== undefined) {
     }
     t.equal(await settled(7), 7, 'the last 10 minutes: 5 stored, 2 posted')
     t.equal(await stat('last-minute').textContent(), '2', 'the last minute: the 2 posted')
+    // The chart writes what it drew after the draw, an effect after the render.
+    await page.locator('.chart[data-points="10"]').waitFor()
     t.equal(await page.locator('.chart[data-points="10"]').count(), 1, 'a bar per minute')
     for (let i = 0; i < 3; i++) await rest(server, admin, 'POST', '/device/lab-2/notification', { notification: 'm' })
     await page.locator('[data-stat="last-minute"] .stat-value:text-is("5")').waitFor()
