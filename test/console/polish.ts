@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import type { RunningServer } from '../../lib/start-server.js'
-import { CHROMIUM, PASSWORD, focusWhen, rest, setup, shot, signIn, textWhen } from '../fixtures/console-browser.js'
+import { CHROMIUM, PASSWORD, countWhen, focusWhen, rest, setup, shot, signIn, textWhen } from '../fixtures/console-browser.js'
 
 async function adminPage (browser: Browser, consoleUrl: string, errors: string[]): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
@@ -56,12 +56,27 @@ if (!existsSync(CHROMIUM)) {
       await dialog.waitFor({ state: 'detached' })
       t.equal((await rest(server, admin, 'GET', `/network/${barn}`)).status, 200, 'cancel deletes nothing')
 
+      // The list reloads its rows and its total: with the total held back, the rows that came back
+      // first must not show under the old total (the range would count a row no longer listed).
+      const range = page.locator('.pager-range')
+      const rangeBefore = await range.textContent()
+      let releaseCount = (): void => {}
+      const countHeld = new Promise<void>((resolve) => { releaseCount = resolve })
+      await page.route('**/network/count*', async (route) => { await countHeld; await route.continue() })
+      const rowsBack = page.waitForResponse((res) => new URL(res.url()).pathname.endsWith('/network') && res.request().method() === 'GET')
       await page.getByRole('button', { name: 'Delete Barn' }).click()
       await dialog.getByRole('button', { name: 'Delete network and its 3 devices' }).click()
       await page.getByText('Deleted network Barn and its 3 devices.').waitFor()
       t.equal((await rest(server, admin, 'GET', `/network/${barn}`)).status, 404, 'forced: the network is gone')
       for (const id of ['barn-1', 'barn-2', 'barn-3']) t.equal((await rest(server, admin, 'GET', `/device/${id}`)).status, 404, `and device ${id}`)
-      t.equal(await page.getByRole('cell', { name: 'Barn', exact: true }).count(), 0, 'the list no longer shows it')
+      await rowsBack
+      await page.waitForTimeout(300) // time for the page to show the rows if it would (it must not)
+      t.equal(await range.textContent(), rangeBefore, 'while the total reloads, the range stays')
+      t.equal(await page.getByRole('cell', { name: 'Barn', exact: true }).count(), 1, 'and so do the rows it counts')
+      releaseCount() // the route stays, passing requests on
+      // The list reloads after the note of success shows: wait for it.
+      t.equal(await countWhen(page.getByRole('cell', { name: 'Barn', exact: true }), 0), 0, 'the list no longer shows it')
+      t.equal(await textWhen(range, '1–2 of 2'), '1–2 of 2', 'the rows and the total change together')
 
       await page.getByRole('button', { name: 'Delete Empty shed' }).click()
       const empty = page.getByRole('dialog', { name: 'Delete network "Empty shed"?' })
