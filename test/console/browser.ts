@@ -143,7 +143,8 @@ if (!existsSync(CHROMIUM)) {
     t.same((await rest(server, admin, 'GET', `/user/${restrictedId}`)).body.networks.map((n: { name: string }) => n.name), ['Greenhouse'], 'network assigned from the console')
     await shot(page, '07-user')
 
-    // A script token, shown once with a copy button; it works and is scoped.
+    // A script token, shown once with a copy button; it works and is scoped. Submitted at once, before
+    // the page's user list is back: the default user (yourself) needs no list.
     await page.getByRole('link', { name: 'Script token' }).click()
     await page.getByLabel('Network ids').fill('1')
     await page.getByRole('button', { name: 'Create token' }).click()

@@ -175,7 +175,7 @@ if (!existsSync(CHROMIUM)) {
     t.test('the token page picks a user by login and actions from the server list', async (t) => {
       const scripterId = await createUser(server, admin, 'scripter')
       const page = await adminPage(browser, consoleUrl, pageErrors)
-      // Hold the user list back: submitting before it arrives must not claim the login is unknown.
+      // Hold the user list back: yourself needs no list; another login must not be called unknown before it arrives.
       let release = (): void => {}
       const held = new Promise<void>((resolve) => { release = resolve })
       await page.route('**/user?sortField=login', async (route) => { await held; await route.continue() })
@@ -183,8 +183,13 @@ if (!existsSync(CHROMIUM)) {
       const user = page.getByLabel('User', { exact: true })
       t.equal(await user.inputValue(), 'dhadmin', 'yourself by default')
       await page.getByRole('button', { name: 'Create token' }).click()
+      const adminId = (await rest(server, admin, 'GET', '/user/current')).body.id as number
+      t.equal(claims(await page.getByLabel('Access token').inputValue()).u, adminId, 'a submit for yourself before the logins arrive mints at once')
+      await user.fill('scripter')
+      await page.getByRole('button', { name: 'Create token' }).click()
       const loading = 'The list of users is still loading; try again in a moment.'
-      t.equal(await textWhen(page.locator('#token-user-error'), loading), loading, 'a submit before the logins arrive says so')
+      t.equal(await textWhen(page.locator('#token-user-error'), loading), loading, 'a submit for another login before the logins arrive says so')
+      t.equal(await page.getByLabel('Access token').count(), 0, 'and the token minted before is no longer shown')
       release()
       // The logins arrive with GET /user, after the page shows.
       await page.locator('#token-user-logins option').nth(1).waitFor({ state: 'attached' })
