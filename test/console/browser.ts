@@ -57,10 +57,20 @@ if (!existsSync(CHROMIUM)) {
     await page.getByRole('row', { name: /Attic fan/ }).waitFor()
     await shot(page, '02-devices')
 
-    // The device page: a notification posted over REST appears live.
+    // The device page: a notification posted over REST appears live. The history (held back here)
+    // comes after the stream opened: until it is back the feed says it is loading, not that there are none.
+    let releaseHistory = (): void => {}
+    const historyHeld = new Promise<void>((resolve) => { releaseHistory = resolve })
+    const feedHistory = (url: URL): boolean => url.pathname.endsWith(`/device/${DEVICE}/notification`) && url.searchParams.get('take') === '20'
+    await page.route(feedHistory, async (route) => { await historyHeld; await route.continue() })
     await page.getByRole('link', { name: 'Hall sensor' }).click()
     await page.getByRole('heading', { name: 'Hall sensor' }).waitFor()
     await page.locator('.badge.live').waitFor()
+    const feedPanel = page.getByRole('region', { name: /^Notifications/ })
+    t.equal(await textWhen(feedPanel.locator('p.muted'), 'Loading notifications…'), 'Loading notifications…', 'the feed is loading its history')
+    t.equal(await feedPanel.getByText('No notifications yet.').count(), 0, 'and does not claim there are none')
+    releaseHistory() // the route stays, passing requests on (unrouting a held one makes Playwright answer it twice)
+    await page.locator('.feed-item', { hasText: 'boot' }).waitFor()
     t.ok(await page.locator('.feed-item', { hasText: 'boot' }).isVisible(), 'history in the feed')
     const posted = await rest(server, admin, 'POST', `/device/${DEVICE}/notification`, { notification: 'temperature', parameters: { celsius: 21.5 } })
     await page.locator(`[data-notification-id="${posted.body.id as number}"]`).waitFor()
