@@ -260,11 +260,22 @@ if (chromiumMissing() !== undefined) {
     t.equal(await settled(10), 10, 'live: 3 more')
     await page.locator('[data-stat="online"] .stat-value:text-is("3")').waitFor({ timeout: 15_000 })
     t.pass('lab-2 came online (the counts refresh every 10 s)')
-    t.same(await page.getByRole('row').filter({ hasText: 'Lab' }).locator('td').allTextContents(), ['Lab', '2', '2', '0'], 'per network')
+    // The per-network table reloads apart from the counts above it: wait for its own answer.
+    const labRow = page.getByRole('row').filter({ hasText: 'Lab' }).locator('td')
+    const perNetwork = await eventually(() => labRow.allTextContents(), (cells) => cells.join() === 'Lab,2,2,0', 15_000)
+    t.same(perNetwork, ['Lab', '2', '2', '0'], 'per network')
     await shot(page, '12-summary')
 
+    // Farm's counts held back: under Farm's title, the counts of all networks must not show meanwhile.
+    let releaseFarm = (): void => {}
+    const farmHeld = new Promise<void>((resolve) => { releaseFarm = resolve })
+    const farmCount = (url: URL): boolean => url.pathname.endsWith('/device/count') && url.searchParams.get('networkId') === String(farm)
+    await page.route(farmCount, async (route) => { await farmHeld; await route.continue() })
     await page.getByLabel('Network', { exact: true }).selectOption(String(farm))
     await page.getByRole('heading', { name: 'Summary: Farm' }).waitFor()
+    t.same(await Promise.all(['devices', 'online', 'offline'].map(async (id) => await stat(id).textContent())), ['…', '…', '…'],
+      "while Farm's counts load: not the other page's")
+    releaseFarm() // the route stays, passing requests on
     await page.locator('[data-stat="devices"] .stat-value:text-is("1")').waitFor()
     t.equal(await stat('online').textContent(), await count(`networkId=${farm}&online=true`), 'one network: its counts')
     await page.locator('.panel .badge.live').waitFor()
