@@ -246,10 +246,7 @@ if (chromiumMissing() !== undefined) {
     t.equal(await stat('online').textContent(), '2')
     await page.locator('.panel .badge.live').waitFor()
     // The stream's backlog arrives after the stream opened: wait for it to settle.
-    const settled = async (expected: number): Promise<number> => {
-      for (let i = 0; i < 50 && await total() !== expected; i++) await page.waitForTimeout(100)
-      return await total()
-    }
+    const settled = async (expected: number): Promise<number> => await eventually(total, (n) => n === expected, 15_000)
     t.equal(await settled(7), 7, 'the last 10 minutes: 5 stored, 2 posted')
     t.equal(await stat('last-minute').textContent(), '2', 'the last minute: the 2 posted')
     // The chart writes what it drew after the draw, an effect after the render.
