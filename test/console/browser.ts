@@ -191,12 +191,24 @@ if (!existsSync(CHROMIUM)) {
 
   t.test('an expired access token is refreshed; an expired session signs out with a message', async (t) => {
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' })
-    const server = await startServer({ port: 0, admin: { password: PASSWORD }, tokenLifetimes: { accessMs: 1500, refreshMs: 4000 }, db: await consoleDatabase(t) })
+    const lifetimes = { accessMs: 1500, refreshMs: 8000 }
+    const server = await startServer({ port: 0, admin: { password: PASSWORD }, tokenLifetimes: lifetimes, db: await consoleDatabase(t) })
     t.teardown(() => server.close())
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true })
     t.teardown(() => browser.close())
     const page = await browser.newPage()
     page.setDefaultTimeout(10_000)
+    // When each token arrived: the waits below count from these, not from a guess of how long the
+    // steps between take (under load they can outlast a token, or the page can refresh early on its own).
+    let signedInAt = Infinity
+    let accessAt = Infinity
+    const refreshes: number[] = []
+    page.on('response', (res) => {
+      if (res.status() !== 201 || res.request().method() !== 'POST') return
+      if (res.url().endsWith('/token')) signedInAt = accessAt = Date.now()
+      if (res.url().endsWith('/token/refresh')) refreshes.push(accessAt = Date.now())
+    })
+    const until = async (at: number): Promise<void> => { await page.waitForTimeout(Math.max(0, at - Date.now())) }
     // Keyboard only: Tab to the login field, type, Tab, type, Enter.
     await page.goto(server.consoleUrl!)
     // The app renders after its script runs: wait for the form before typing blind.
@@ -211,13 +223,15 @@ if (!existsSync(CHROMIUM)) {
     t.equal(await focusWhen(page, 'main'), 'main', 'after a page change the focus is on the content')
     await page.keyboard.press('Tab')
     t.equal(await focusWhen(page, 'device-search'), 'device-search', 'and Tab reaches its first control')
-    await page.waitForTimeout(2000)
-    const refreshed = page.waitForResponse((res) => res.url().endsWith('/token/refresh') && res.status() === 201)
+    // Past the newest access token's life (the refresh token lives on): the next request renews it.
+    await until(accessAt + lifetimes.accessMs + 300)
+    const before = refreshes.length
     await page.getByRole('link', { name: 'Networks' }).click()
-    await refreshed
     await page.getByRole('cell', { name: 'Sample Network', exact: true }).waitFor()
-    t.equal(await page.locator('.error').count(), 0, 'the expired access token was renewed without an error')
-    await page.waitForTimeout(4500)
+    t.ok(refreshes.length > before, `the expired access token was renewed (${refreshes.length - before} refresh)`)
+    t.equal(await page.locator('.error').count(), 0, 'without an error')
+    // Past both: the refresh token has ended, and with it the session.
+    await until(Math.max(signedInAt + lifetimes.refreshMs, accessAt + lifetimes.accessMs) + 300)
     await page.getByRole('link', { name: 'Devices' }).click()
     await page.getByText('Your session has ended. Please sign in again.').waitFor()
     t.ok(await page.getByRole('button', { name: 'Sign in' }).isVisible(), 'back to the sign-in form')
