@@ -104,7 +104,9 @@ export function usePagedList<T> (api: Api, path: string, filters: QueryPatch, or
   // The rows, the total and the range shown are those of one request: while another page or
   // search loads, the last one stays whole (never the new range over the old rows).
   const shown = useRef<Shown<T> | undefined>(undefined)
-  if (rows.data?.key === rowsKey && count.data?.key === countKey) shown.current = { items: rows.data.items, total: count.data.count, page, size }
+  if (rows.data?.key === rowsKey && count.data?.key === countKey) {
+    shown.current = { items: rows.data.items, total: count.data.count, page, size }
+  }
   const total = shown.current?.total
   const counted = count.data?.key === countKey ? count.data.count : undefined
   const pages = Math.max(1, Math.ceil((total ?? 0) / size))

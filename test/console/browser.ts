@@ -10,7 +10,9 @@ import t from 'tap'
 import { chromium } from 'playwright-core'
 import { startServer } from '../../lib/start-server.js'
 import { ROOT } from '../fixtures/cli.js'
-import { ARGS, CHROMIUM, PASSWORD, consoleDatabase, countWhen, focusWhen, rest, setup, shot, signIn, textWhen } from '../fixtures/console-browser.js'
+import {
+  ARGS, CHROMIUM, PASSWORD, consoleDatabase, countWhen, focusWhen, rest, setup, shot, signIn, textWhen
+} from '../fixtures/console-browser.js'
 
 const DEVICE = 'console-device'
 
@@ -61,13 +63,15 @@ if (!existsSync(CHROMIUM)) {
     // comes after the stream opened: until it is back the feed says it is loading, not that there are none.
     let releaseHistory = (): void => {}
     const historyHeld = new Promise<void>((resolve) => { releaseHistory = resolve })
-    const feedHistory = (url: URL): boolean => url.pathname.endsWith(`/device/${DEVICE}/notification`) && url.searchParams.get('take') === '20'
+    const feedHistory = (url: URL): boolean =>
+      url.pathname.endsWith(`/device/${DEVICE}/notification`) && url.searchParams.get('take') === '20'
     await page.route(feedHistory, async (route) => { await historyHeld; await route.continue() })
     await page.getByRole('link', { name: 'Hall sensor' }).click()
     await page.getByRole('heading', { name: 'Hall sensor' }).waitFor()
     await page.locator('.badge.live').waitFor()
     const feedPanel = page.getByRole('region', { name: /^Notifications/ })
-    t.equal(await textWhen(feedPanel.locator('p.muted'), 'Loading notifications…'), 'Loading notifications…', 'the feed is loading its history')
+    const loadingFeed = 'Loading notifications…'
+    t.equal(await textWhen(feedPanel.locator('p.muted'), loadingFeed), loadingFeed, 'the feed is loading its history')
     t.equal(await feedPanel.getByText('No notifications yet.').count(), 0, 'and does not claim there are none')
     releaseHistory() // the route stays, passing requests on (unrouting a held one makes Playwright answer it twice)
     await page.locator('.feed-item', { hasText: 'boot' }).waitFor()
@@ -99,11 +103,12 @@ if (!existsSync(CHROMIUM)) {
     await page.getByLabel('Command name').fill('light-on')
     await page.getByLabel('Parameters (JSON object)').fill('{"level": ')
     await page.getByRole('button', { name: 'Send command' }).click()
-    t.match(await textWhen(page.locator('#command-parameters-error'), /not valid JSON/), /not valid JSON/, 'bad JSON refused before sending')
+    const jsonError = page.locator('#command-parameters-error')
+    t.match(await textWhen(jsonError, /not valid JSON/), /not valid JSON/, 'bad JSON refused before sending')
     await page.getByLabel('Parameters (JSON object)').fill('[1, 2]')
     await page.getByRole('button', { name: 'Send command' }).click()
     // The same element held the last error: wait for the new one.
-    t.match(await textWhen(page.locator('#command-parameters-error'), /must be a JSON object/), /must be a JSON object/)
+    t.match(await textWhen(jsonError, /must be a JSON object/), /must be a JSON object/)
     t.same((await rest(server, admin, 'GET', `/device/${DEVICE}/command`)).body, [], 'nothing sent')
 
     const devicePoll = rest(server, admin, 'GET', `/device/${DEVICE}/command/poll?waitTimeout=30`)
@@ -132,7 +137,8 @@ if (!existsSync(CHROMIUM)) {
     await page.getByRole('button', { name: 'Create' }).click()
     const duplicate = await rest(server, admin, 'POST', '/network', { name: 'Greenhouse' })
     t.equal(duplicate.status, 403)
-    t.equal(await textWhen(page.locator('.error-message'), duplicate.body.message), duplicate.body.message, 'a duplicate name: the API message')
+    const refusal = duplicate.body.message as string
+    t.equal(await textWhen(page.locator('.error-message'), refusal), refusal, 'a duplicate name: the API message')
     await shot(page, '05-networks')
     await page.getByRole('link', { name: 'Device types' }).click()
     await page.getByRole('heading', { name: 'Device types' }).waitFor()

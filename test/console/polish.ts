@@ -184,11 +184,13 @@ if (!existsSync(CHROMIUM)) {
       t.equal(await user.inputValue(), 'dhadmin', 'yourself by default')
       await page.getByRole('button', { name: 'Create token' }).click()
       const adminId = (await rest(server, admin, 'GET', '/user/current')).body.id as number
-      t.equal(claims(await page.getByLabel('Access token').inputValue()).u, adminId, 'a submit for yourself before the logins arrive mints at once')
+      const mintedForSelf = claims(await page.getByLabel('Access token').inputValue())
+      t.equal(mintedForSelf.u, adminId, 'a submit for yourself before the logins arrive mints at once')
       await user.fill('scripter')
       await page.getByRole('button', { name: 'Create token' }).click()
       const loading = 'The list of users is still loading; try again in a moment.'
-      t.equal(await textWhen(page.locator('#token-user-error'), loading), loading, 'a submit for another login before the logins arrive says so')
+      t.equal(await textWhen(page.locator('#token-user-error'), loading), loading,
+        'a submit for another login before the logins arrive says so')
       t.equal(await page.getByLabel('Access token').count(), 0, 'and the token minted before is no longer shown')
       release()
       // The logins arrive with GET /user, after the page shows.
@@ -205,7 +207,8 @@ if (!existsSync(CHROMIUM)) {
       await user.fill('scripter')
       await page.getByRole('button', { name: 'Clear actions' }).click()
       await page.getByRole('button', { name: 'Create token' }).click()
-      t.equal(await textWhen(page.locator('.error-message'), 'Choose at least one action.'), 'Choose at least one action.', 'no action: nothing is sent')
+      const noAction = 'Choose at least one action.'
+      t.equal(await textWhen(page.locator('.error-message'), noAction), noAction, 'no action: nothing is sent')
       for (const action of ['GetNetwork', 'GetDevice', 'CreateDeviceNotification']) await page.getByLabel(action, { exact: true }).check()
       await shot(page, 'polish-07-token-form')
       await page.getByRole('button', { name: 'Create token' }).click()

@@ -9,7 +9,9 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import { startServer } from '../../lib/start-server.js'
 import type { RunningServer } from '../../lib/start-server.js'
-import { buildConsole, chromiumMissing, consoleDatabase, eventually, launchChromium, rest, shot, signIn, watchCsp } from '../fixtures/console-browser.js'
+import {
+  buildConsole, chromiumMissing, consoleDatabase, eventually, launchChromium, rest, shot, signIn, watchCsp
+} from '../fixtures/console-browser.js'
 
 const PASSWORD = 'telemetry-admin-password'
 const DEVICE = 'weather-station'
