@@ -94,14 +94,21 @@ export function usePagedList<T> (api: Api, path: string, filters: QueryPatch, or
   const filterKey = params({})
   const rowsUrl = `${path}?${params({ ...order, take: size, skip: (page - 1) * size })}`
   const countUrl = `${path}/count?${filterKey}`
-  const rows = useLoad(async () => ({ url: rowsUrl, items: await api.request<T[]>('GET', rowsUrl) }), [rowsUrl])
-  const count = useLoad(async () => ({ url: countUrl, count: (await api.request<{ count: number }>('GET', countUrl)).count }), [countUrl])
+  // A reload asks both again under a new key: until both answers of that key are back, the last
+  // pair stays shown (new rows under the old total would show a deleted row's range for a moment).
+  const [reloads, setReloads] = useState(0)
+  const rowsKey = `${reloads} ${rowsUrl}`
+  const countKey = `${reloads} ${countUrl}`
+  const rows = useLoad(async () => ({ key: rowsKey, items: await api.request<T[]>('GET', rowsUrl) }), [rowsKey])
+  const count = useLoad(async () => ({ key: countKey, count: (await api.request<{ count: number }>('GET', countUrl)).count }), [countKey])
   // The rows, the total and the range shown are those of one request: while another page or
   // search loads, the last one stays whole (never the new range over the old rows).
   const shown = useRef<Shown<T> | undefined>(undefined)
-  if (rows.data?.url === rowsUrl && count.data?.url === countUrl) shown.current = { items: rows.data.items, total: count.data.count, page, size }
+  if (rows.data?.key === rowsKey && count.data?.key === countKey) {
+    shown.current = { items: rows.data.items, total: count.data.count, page, size }
+  }
   const total = shown.current?.total
-  const counted = count.data?.url === countUrl ? count.data.count : undefined
+  const counted = count.data?.key === countKey ? count.data.count : undefined
   const pages = Math.max(1, Math.ceil((total ?? 0) / size))
 
   // Past the end (rows deleted, a narrower search, an old link): show the last page instead.
@@ -110,9 +117,7 @@ export function usePagedList<T> (api: Api, path: string, filters: QueryPatch, or
     if (counted !== undefined && !count.loading && page > last) update({ page: last === 1 ? undefined : last })
   }, [counted, count.loading, page, size])
 
-  const { reload: reloadRows } = rows
-  const { reload: reloadCount } = count
-  const reload = useCallback(() => { reloadRows(); reloadCount() }, [reloadRows, reloadCount])
+  const reload = useCallback(() => setReloads((n) => n + 1), [])
   return {
     data: shown.current?.items,
     error: rows.error ?? count.error,

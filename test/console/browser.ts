@@ -10,7 +10,9 @@ import t from 'tap'
 import { chromium } from 'playwright-core'
 import { startServer } from '../../lib/start-server.js'
 import { ROOT } from '../fixtures/cli.js'
-import { ARGS, CHROMIUM, PASSWORD, rest, setup, shot, signIn } from '../fixtures/console-browser.js'
+import {
+  ARGS, CHROMIUM, PASSWORD, consoleDatabase, countWhen, focusWhen, rest, setup, shot, signIn, textWhen
+} from '../fixtures/console-browser.js'
 
 const DEVICE = 'console-device'
 
@@ -28,7 +30,7 @@ if (!existsSync(CHROMIUM)) {
     await signIn(page, consoleUrl, 'dhadmin', 'not-the-password')
     const wrong = await fetch(`${server.url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'dhadmin', password: 'not-the-password' }) })
     const wrongMessage = ((await wrong.json()) as { message: string }).message
-    t.equal(await page.locator('.error-message').textContent(), wrongMessage, 'a failed sign-in shows the API message')
+    t.equal(await textWhen(page.locator('.error-message'), wrongMessage), wrongMessage, 'a failed sign-in shows the API message')
     await shot(page, '01-sign-in-error')
 
     // Sign in.
@@ -43,25 +45,36 @@ if (!existsSync(CHROMIUM)) {
     t.equal((await rest(server, admin, 'PUT', '/device/other-device', { name: 'Attic fan' })).status, 204)
     t.equal((await rest(server, admin, 'POST', `/device/${DEVICE}/notification`, { notification: 'boot', parameters: { version: '1.0' } })).status, 201)
     await page.getByRole('button', { name: 'Refresh', exact: true }).click()
-    const row = page.getByRole('row', { name: /Hall sensor/ })
-    await row.waitFor()
-    t.match(await row.textContent(), /online/, 'online dot')
-    t.match(await page.getByRole('row', { name: /Attic fan/ }).textContent(), /offline.*never/, 'never seen: offline')
+    // The first load may have listed the device before its notification (offline): wait for the Refresh's answer.
+    t.match(await textWhen(page.getByRole('row', { name: /Hall sensor/ }), /online/), /online/, 'online dot')
+    t.match(await textWhen(page.getByRole('row', { name: /Attic fan/ }), /offline.*never/), /offline.*never/, 'never seen: offline')
     await page.getByLabel('Search by name').fill('Attic')
     await page.getByRole('row', { name: /Hall sensor/ }).waitFor({ state: 'detached' })
-    t.equal(await page.locator('tbody tr').count(), 1, 'search narrows the list')
+    t.equal(await countWhen(page.locator('tbody tr'), 1), 1, 'search narrows the list')
     await page.getByLabel('Search by name').fill('')
     await page.getByLabel('Presence').selectOption('true')
     await page.getByRole('row', { name: /Attic fan/ }).waitFor({ state: 'detached' })
-    t.equal(await page.locator('tbody tr').count(), 1, 'online filter')
+    t.equal(await countWhen(page.locator('tbody tr'), 1), 1, 'online filter')
     await page.getByLabel('Presence').selectOption('')
     await page.getByRole('row', { name: /Attic fan/ }).waitFor()
     await shot(page, '02-devices')
 
-    // The device page: a notification posted over REST appears live.
+    // The device page: a notification posted over REST appears live. The history (held back here)
+    // comes after the stream opened: until it is back the feed says it is loading, not that there are none.
+    let releaseHistory = (): void => {}
+    const historyHeld = new Promise<void>((resolve) => { releaseHistory = resolve })
+    const feedHistory = (url: URL): boolean =>
+      url.pathname.endsWith(`/device/${DEVICE}/notification`) && url.searchParams.get('take') === '20'
+    await page.route(feedHistory, async (route) => { await historyHeld; await route.continue() })
     await page.getByRole('link', { name: 'Hall sensor' }).click()
     await page.getByRole('heading', { name: 'Hall sensor' }).waitFor()
     await page.locator('.badge.live').waitFor()
+    const feedPanel = page.getByRole('region', { name: /^Notifications/ })
+    const loadingFeed = 'Loading notifications…'
+    t.equal(await textWhen(feedPanel.locator('p.muted'), loadingFeed), loadingFeed, 'the feed is loading its history')
+    t.equal(await feedPanel.getByText('No notifications yet.').count(), 0, 'and does not claim there are none')
+    releaseHistory() // the route stays, passing requests on (unrouting a held one makes Playwright answer it twice)
+    await page.locator('.feed-item', { hasText: 'boot' }).waitFor()
     t.ok(await page.locator('.feed-item', { hasText: 'boot' }).isVisible(), 'history in the feed')
     const posted = await rest(server, admin, 'POST', `/device/${DEVICE}/notification`, { notification: 'temperature', parameters: { celsius: 21.5 } })
     await page.locator(`[data-notification-id="${posted.body.id as number}"]`).waitFor()
@@ -90,10 +103,12 @@ if (!existsSync(CHROMIUM)) {
     await page.getByLabel('Command name').fill('light-on')
     await page.getByLabel('Parameters (JSON object)').fill('{"level": ')
     await page.getByRole('button', { name: 'Send command' }).click()
-    t.match(await page.locator('#command-parameters-error').textContent(), /not valid JSON/, 'bad JSON refused before sending')
+    const jsonError = page.locator('#command-parameters-error')
+    t.match(await textWhen(jsonError, /not valid JSON/), /not valid JSON/, 'bad JSON refused before sending')
     await page.getByLabel('Parameters (JSON object)').fill('[1, 2]')
     await page.getByRole('button', { name: 'Send command' }).click()
-    t.match(await page.locator('#command-parameters-error').textContent(), /must be a JSON object/)
+    // The same element held the last error: wait for the new one.
+    t.match(await textWhen(jsonError, /must be a JSON object/), /must be a JSON object/)
     t.same((await rest(server, admin, 'GET', `/device/${DEVICE}/command`)).body, [], 'nothing sent')
 
     const devicePoll = rest(server, admin, 'GET', `/device/${DEVICE}/command/poll?waitTimeout=30`)
@@ -122,7 +137,8 @@ if (!existsSync(CHROMIUM)) {
     await page.getByRole('button', { name: 'Create' }).click()
     const duplicate = await rest(server, admin, 'POST', '/network', { name: 'Greenhouse' })
     t.equal(duplicate.status, 403)
-    t.equal(await page.locator('.error-message').textContent(), duplicate.body.message, 'a duplicate name: the API message')
+    const refusal = duplicate.body.message as string
+    t.equal(await textWhen(page.locator('.error-message'), refusal), refusal, 'a duplicate name: the API message')
     await shot(page, '05-networks')
     await page.getByRole('link', { name: 'Device types' }).click()
     await page.getByRole('heading', { name: 'Device types' }).waitFor()
@@ -143,7 +159,8 @@ if (!existsSync(CHROMIUM)) {
     t.same((await rest(server, admin, 'GET', `/user/${restrictedId}`)).body.networks.map((n: { name: string }) => n.name), ['Greenhouse'], 'network assigned from the console')
     await shot(page, '07-user')
 
-    // A script token, shown once with a copy button; it works and is scoped.
+    // A script token, shown once with a copy button; it works and is scoped. Submitted at once, before
+    // the page's user list is back: the default user (yourself) needs no list.
     await page.getByRole('link', { name: 'Script token' }).click()
     await page.getByLabel('Network ids').fill('1')
     await page.getByRole('button', { name: 'Create token' }).click()
@@ -180,12 +197,24 @@ if (!existsSync(CHROMIUM)) {
 
   t.test('an expired access token is refreshed; an expired session signs out with a message', async (t) => {
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' })
-    const server = await startServer({ port: 0, admin: { password: PASSWORD }, tokenLifetimes: { accessMs: 1500, refreshMs: 4000 } })
+    const lifetimes = { accessMs: 1500, refreshMs: 8000 }
+    const server = await startServer({ port: 0, admin: { password: PASSWORD }, tokenLifetimes: lifetimes, db: await consoleDatabase(t) })
     t.teardown(() => server.close())
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true })
     t.teardown(() => browser.close())
     const page = await browser.newPage()
     page.setDefaultTimeout(10_000)
+    // When each token arrived: the waits below count from these, not from a guess of how long the
+    // steps between take (under load they can outlast a token, or the page can refresh early on its own).
+    let signedInAt = Infinity
+    let accessAt = Infinity
+    const refreshes: number[] = []
+    page.on('response', (res) => {
+      if (res.status() !== 201 || res.request().method() !== 'POST') return
+      if (res.url().endsWith('/token')) signedInAt = accessAt = Date.now()
+      if (res.url().endsWith('/token/refresh')) refreshes.push(accessAt = Date.now())
+    })
+    const until = async (at: number): Promise<void> => { await page.waitForTimeout(Math.max(0, at - Date.now())) }
     // Keyboard only: Tab to the login field, type, Tab, type, Enter.
     await page.goto(server.consoleUrl!)
     // The app renders after its script runs: wait for the form before typing blind.
@@ -196,16 +225,19 @@ if (!existsSync(CHROMIUM)) {
     await page.keyboard.type(PASSWORD)
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Devices' }).waitFor()
-    t.equal(await page.evaluate('document.activeElement.id'), 'main', 'after a page change the focus is on the content')
+    // The focus moves in an effect after the page renders: wait for it.
+    t.equal(await focusWhen(page, 'main'), 'main', 'after a page change the focus is on the content')
     await page.keyboard.press('Tab')
-    t.equal(await page.evaluate('document.activeElement.id'), 'device-search', 'and Tab reaches its first control')
-    await page.waitForTimeout(2000)
-    const refreshed = page.waitForResponse((res) => res.url().endsWith('/token/refresh') && res.status() === 201)
+    t.equal(await focusWhen(page, 'device-search'), 'device-search', 'and Tab reaches its first control')
+    // Past the newest access token's life (the refresh token lives on): the next request renews it.
+    await until(accessAt + lifetimes.accessMs + 300)
+    const before = refreshes.length
     await page.getByRole('link', { name: 'Networks' }).click()
-    await refreshed
     await page.getByRole('cell', { name: 'Sample Network', exact: true }).waitFor()
-    t.equal(await page.locator('.error').count(), 0, 'the expired access token was renewed without an error')
-    await page.waitForTimeout(4500)
+    t.ok(refreshes.length > before, `the expired access token was renewed (${refreshes.length - before} refresh)`)
+    t.equal(await page.locator('.error').count(), 0, 'without an error')
+    // Past both: the refresh token has ended, and with it the session.
+    await until(Math.max(signedInAt + lifetimes.refreshMs, accessAt + lifetimes.accessMs) + 300)
     await page.getByRole('link', { name: 'Devices' }).click()
     await page.getByText('Your session has ended. Please sign in again.').waitFor()
     t.ok(await page.getByRole('button', { name: 'Sign in' }).isVisible(), 'back to the sign-in form')

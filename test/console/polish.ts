@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs'
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import type { RunningServer } from '../../lib/start-server.js'
-import { CHROMIUM, PASSWORD, rest, setup, shot, signIn } from '../fixtures/console-browser.js'
+import { CHROMIUM, PASSWORD, countWhen, focusWhen, rest, setup, shot, signIn, textWhen } from '../fixtures/console-browser.js'
 
 async function adminPage (browser: Browser, consoleUrl: string, errors: string[]): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } })
@@ -56,12 +56,27 @@ if (!existsSync(CHROMIUM)) {
       await dialog.waitFor({ state: 'detached' })
       t.equal((await rest(server, admin, 'GET', `/network/${barn}`)).status, 200, 'cancel deletes nothing')
 
+      // The list reloads its rows and its total: with the total held back, the rows that came back
+      // first must not show under the old total (the range would count a row no longer listed).
+      const range = page.locator('.pager-range')
+      const rangeBefore = await range.textContent()
+      let releaseCount = (): void => {}
+      const countHeld = new Promise<void>((resolve) => { releaseCount = resolve })
+      await page.route('**/network/count*', async (route) => { await countHeld; await route.continue() })
+      const rowsBack = page.waitForResponse((res) => new URL(res.url()).pathname.endsWith('/network') && res.request().method() === 'GET')
       await page.getByRole('button', { name: 'Delete Barn' }).click()
       await dialog.getByRole('button', { name: 'Delete network and its 3 devices' }).click()
       await page.getByText('Deleted network Barn and its 3 devices.').waitFor()
       t.equal((await rest(server, admin, 'GET', `/network/${barn}`)).status, 404, 'forced: the network is gone')
       for (const id of ['barn-1', 'barn-2', 'barn-3']) t.equal((await rest(server, admin, 'GET', `/device/${id}`)).status, 404, `and device ${id}`)
-      t.equal(await page.getByRole('cell', { name: 'Barn', exact: true }).count(), 0, 'the list no longer shows it')
+      await rowsBack
+      await page.waitForTimeout(300) // time for the page to show the rows if it would (it must not)
+      t.equal(await range.textContent(), rangeBefore, 'while the total reloads, the range stays')
+      t.equal(await page.getByRole('cell', { name: 'Barn', exact: true }).count(), 1, 'and so do the rows it counts')
+      releaseCount() // the route stays, passing requests on
+      // The list reloads after the note of success shows: wait for it.
+      t.equal(await countWhen(page.getByRole('cell', { name: 'Barn', exact: true }), 0), 0, 'the list no longer shows it')
+      t.equal(await textWhen(range, '1–2 of 2'), '1–2 of 2', 'the rows and the total change together')
 
       await page.getByRole('button', { name: 'Delete Empty shed' }).click()
       const empty = page.getByRole('dialog', { name: 'Delete network "Empty shed"?' })
@@ -93,7 +108,7 @@ if (!existsSync(CHROMIUM)) {
       t.equal(duplicate.status, 403)
       await page.getByLabel('Name').fill('Sample Network')
       await page.getByRole('button', { name: 'Create' }).click()
-      t.equal(await page.locator('.error-message').textContent(), duplicate.body.message, 'the refusal is shown')
+      t.equal(await textWhen(page.locator('.error-message'), duplicate.body.message), duplicate.body.message, 'the refusal is shown')
       await shot(page, 'polish-03-stale-error-before')
       await page.getByLabel('Name').fill('Orchard')
       await page.getByRole('button', { name: 'Create' }).click()
@@ -125,6 +140,8 @@ if (!existsSync(CHROMIUM)) {
       })()`)
       await page.goto(consoleUrl)
       await page.getByRole('button', { name: 'Sign in' }).waitFor()
+      // The focus moves in an effect after the render: wait for it before reading its ring.
+      await focusWhen(page, 'main')
       const onLogin = await ring()
       t.equal(onLogin.tag, 'main#main', 'the sign-in page focuses its content')
       t.same([onLogin.outline, onLogin.shadow], ['none', 'none'], 'without an outline or a shadow ring')
@@ -132,6 +149,7 @@ if (!existsSync(CHROMIUM)) {
       await page.getByLabel('Password').fill(PASSWORD)
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('heading', { name: 'Devices' }).waitFor()
+      await focusWhen(page, 'main')
       const onDevices = await ring()
       t.equal(onDevices.tag, 'main#main', 'after signing in the content has the focus')
       t.same([onDevices.outline, onDevices.shadow], ['none', 'none'], 'still without a ring')
@@ -157,7 +175,7 @@ if (!existsSync(CHROMIUM)) {
     t.test('the token page picks a user by login and actions from the server list', async (t) => {
       const scripterId = await createUser(server, admin, 'scripter')
       const page = await adminPage(browser, consoleUrl, pageErrors)
-      // Hold the user list back: submitting before it arrives must not claim the login is unknown.
+      // Hold the user list back: yourself needs no list; another login must not be called unknown before it arrives.
       let release = (): void => {}
       const held = new Promise<void>((resolve) => { release = resolve })
       await page.route('**/user?sortField=login', async (route) => { await held; await route.continue() })
@@ -165,24 +183,32 @@ if (!existsSync(CHROMIUM)) {
       const user = page.getByLabel('User', { exact: true })
       t.equal(await user.inputValue(), 'dhadmin', 'yourself by default')
       await page.getByRole('button', { name: 'Create token' }).click()
-      t.equal(await page.locator('#token-user-error').textContent(), 'The list of users is still loading; try again in a moment.',
-        'a submit before the logins arrive says so')
+      const adminId = (await rest(server, admin, 'GET', '/user/current')).body.id as number
+      const mintedForSelf = claims(await page.getByLabel('Access token').inputValue())
+      t.equal(mintedForSelf.u, adminId, 'a submit for yourself before the logins arrive mints at once')
+      await user.fill('scripter')
+      await page.getByRole('button', { name: 'Create token' }).click()
+      const loading = 'The list of users is still loading; try again in a moment.'
+      t.equal(await textWhen(page.locator('#token-user-error'), loading), loading,
+        'a submit for another login before the logins arrive says so')
+      t.equal(await page.getByLabel('Access token').count(), 0, 'and the token minted before is no longer shown')
       release()
       // The logins arrive with GET /user, after the page shows.
-      await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } })
-        .document.querySelectorAll('#token-user-logins option').length >= 2)
+      await page.locator('#token-user-logins option').nth(1).waitFor({ state: 'attached' })
       const logins = await page.locator('#token-user-logins option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value))
       t.same(logins, ['dhadmin', 'scripter'], 'every login is offered to search (GET /user)')
       t.equal(await page.locator('fieldset input[type="checkbox"]').count(), 17, 'every action the server knows (2 to 18)')
 
       await user.fill('nobody-here')
       await page.getByRole('button', { name: 'Create token' }).click()
-      t.equal(await page.locator('#token-user-error').textContent(), "There is no user with the login 'nobody-here'.", 'an unknown login is caught')
+      const unknown = "There is no user with the login 'nobody-here'."
+      t.equal(await textWhen(page.locator('#token-user-error'), unknown), unknown, 'an unknown login is caught')
 
       await user.fill('scripter')
       await page.getByRole('button', { name: 'Clear actions' }).click()
       await page.getByRole('button', { name: 'Create token' }).click()
-      t.equal(await page.locator('.error-message').textContent(), 'Choose at least one action.', 'no action: nothing is sent')
+      const noAction = 'Choose at least one action.'
+      t.equal(await textWhen(page.locator('.error-message'), noAction), noAction, 'no action: nothing is sent')
       for (const action of ['GetNetwork', 'GetDevice', 'CreateDeviceNotification']) await page.getByLabel(action, { exact: true }).check()
       await shot(page, 'polish-07-token-form')
       await page.getByRole('button', { name: 'Create token' }).click()

@@ -9,7 +9,9 @@ import t from 'tap'
 import type { Page } from 'playwright-core'
 import { startServer } from '../../lib/start-server.js'
 import type { RunningServer } from '../../lib/start-server.js'
-import { buildConsole, chromiumMissing, launchChromium, rest, shot, signIn, watchCsp } from '../fixtures/console-browser.js'
+import {
+  buildConsole, chromiumMissing, consoleDatabase, eventually, launchChromium, rest, shot, signIn, watchCsp
+} from '../fixtures/console-browser.js'
 
 const PASSWORD = 'telemetry-admin-password'
 const DEVICE = 'weather-station'
@@ -43,7 +45,7 @@ async function seed (server: RunningServer, token: string, devices: Array<{ id: 
 
 async function start (t: Tap): Promise<{ server: RunningServer, page: Page, admin: string, errors: string[], csp: string[] }> {
   buildConsole()
-  const server = await startServer({ port: 0, admin: { password: PASSWORD } })
+  const server = await startServer({ port: 0, admin: { password: PASSWORD }, db: await consoleDatabase(t) })
   t.teardown(() => server.close())
   const browser = await launchChromium()
   t.teardown(() => browser.close())
@@ -106,6 +108,8 @@ if (chromiumMissing() !== undefined) {
     t.match(await page.locator('.chart-card[data-path="env.temperature"] .u-legend').textContent(), /env/, 'the legend names the notification')
     const position = await page.evaluate("getComputedStyle(document.querySelector('.u-over')).position")
     t.equal(position, 'absolute', "uPlot's stylesheet is applied")
+    // The raw list loads its own history, apart from the charts'.
+    await page.locator('.feed-item').first().waitFor()
     t.ok(await page.locator('.feed-item').first().isVisible(), 'the raw notification list is still on the page')
 
     // Last day: the whole day of history.
@@ -113,6 +117,7 @@ if (chromiumMissing() !== undefined) {
     await waitForPoints(page, 'env.temperature', 48)
     const day = await drawn(page, 'env.temperature')
     t.ok(Math.abs(day.xMax - day.xMin - 86_400) < 1, 'the x axis spans the last day')
+    await waitForPoints(page, 'battery', 24)
     t.equal((await drawn(page, 'battery')).points, 24)
     t.equal(await page.getByRole('button', { name: 'Last day' }).getAttribute('aria-pressed'), 'true', 'the chosen range is marked')
 
@@ -124,6 +129,7 @@ if (chromiumMissing() !== undefined) {
     await rest(server, admin, 'POST', `/device/${DEVICE}/notification`, { notification: 'power', parameters: { battery: 99.5, load: { watts: 4 }, env: { temperature: 25 } } })
     await waitForPoints(page, 'env.temperature', 50)
     t.equal((await drawn(page, 'env.temperature')).series, 2, 'a second name carrying env.temperature adds a series')
+    await waitForPoints(page, 'battery', 25)
     t.equal((await drawn(page, 'battery')).points, 25)
     t.notOk(await history, 'live points came from the feed, not from reloading history')
     const postedAt = new Date(`${posted.body.timestamp as string}Z`).getTime() / 1000
@@ -210,8 +216,8 @@ if (chromiumMissing() !== undefined) {
     await seen.waitFor()
     const before = await seen.textContent()
     await page.route(`**/device/${DEVICE}`, () => undefined)
-    await page.waitForTimeout(5_500)
-    const after = await seen.textContent()
+    // The clock ticks every 5 s: wait for the next tick (up to 12 s) rather than a fixed time.
+    const after = await eventually(() => seen.textContent(), (text) => text !== before, 12_000)
     t.not(after, before, `the device page's "last seen" moved on: "${before ?? ''}" -> "${after ?? ''}"`)
     t.match(after, /^\d+ s ago$/)
   })
@@ -242,23 +248,33 @@ if (chromiumMissing() !== undefined) {
     t.equal(await stat('online').textContent(), '2')
     await page.locator('.panel .badge.live').waitFor()
     // The stream's backlog arrives after the stream opened: wait for it to settle.
-    const settled = async (expected: number): Promise<number> => {
-      for (let i = 0; i < 50 && await total() !== expected; i++) await page.waitForTimeout(100)
-      return await total()
-    }
+    const settled = async (expected: number): Promise<number> => await eventually(total, (n) => n === expected, 15_000)
     t.equal(await settled(7), 7, 'the last 10 minutes: 5 stored, 2 posted')
     t.equal(await stat('last-minute').textContent(), '2', 'the last minute: the 2 posted')
+    // The chart writes what it drew after the draw, an effect after the render.
+    await page.locator('.chart[data-points="10"]').waitFor()
     t.equal(await page.locator('.chart[data-points="10"]').count(), 1, 'a bar per minute')
     for (let i = 0; i < 3; i++) await rest(server, admin, 'POST', '/device/lab-2/notification', { notification: 'm' })
     await page.locator('[data-stat="last-minute"] .stat-value:text-is("5")').waitFor()
     t.equal(await settled(10), 10, 'live: 3 more')
     await page.locator('[data-stat="online"] .stat-value:text-is("3")').waitFor({ timeout: 15_000 })
     t.pass('lab-2 came online (the counts refresh every 10 s)')
-    t.same(await page.getByRole('row').filter({ hasText: 'Lab' }).locator('td').allTextContents(), ['Lab', '2', '2', '0'], 'per network')
+    // The per-network table reloads apart from the counts above it: wait for its own answer.
+    const labRow = page.getByRole('row').filter({ hasText: 'Lab' }).locator('td')
+    const perNetwork = await eventually(() => labRow.allTextContents(), (cells) => cells.join() === 'Lab,2,2,0', 15_000)
+    t.same(perNetwork, ['Lab', '2', '2', '0'], 'per network')
     await shot(page, '12-summary')
 
+    // Farm's counts held back: under Farm's title, the counts of all networks must not show meanwhile.
+    let releaseFarm = (): void => {}
+    const farmHeld = new Promise<void>((resolve) => { releaseFarm = resolve })
+    const farmCount = (url: URL): boolean => url.pathname.endsWith('/device/count') && url.searchParams.get('networkId') === String(farm)
+    await page.route(farmCount, async (route) => { await farmHeld; await route.continue() })
     await page.getByLabel('Network', { exact: true }).selectOption(String(farm))
     await page.getByRole('heading', { name: 'Summary: Farm' }).waitFor()
+    t.same(await Promise.all(['devices', 'online', 'offline'].map(async (id) => await stat(id).textContent())), ['…', '…', '…'],
+      "while Farm's counts load: not the other page's")
+    releaseFarm() // the route stays, passing requests on
     await page.locator('[data-stat="devices"] .stat-value:text-is("1")').waitFor()
     t.equal(await stat('online').textContent(), await count(`networkId=${farm}&online=true`), 'one network: its counts')
     await page.locator('.panel .badge.live').waitFor()

@@ -25,6 +25,8 @@ function newestFirst (a: Notification, b: Notification): number {
 function LiveFeed ({ api, deviceId, feed }: { api: Api, deviceId: string, feed: DeviceFeed }) {
   const [items, setItems] = useState<Notification[]>([])
   const [error, setError] = useState<unknown>(undefined)
+  // Until the history is back, an empty list means "not known yet", not "none".
+  const [historyLoaded, setHistoryLoaded] = useState(false)
   const { state, cursor, subscribe } = feed
 
   useEffect(() => {
@@ -33,10 +35,12 @@ function LiveFeed ({ api, deviceId, feed }: { api: Api, deviceId: string, feed: 
   }, [deviceId, subscribe])
   // The last 20 once the feed's start is known: they overlap the feed, repeats are dropped.
   useEffect(() => {
+    setHistoryLoaded(false)
     if (cursor === undefined) return
     let cancelled = false
     api.request<Notification[]>('GET', path(deviceId, '/notification?sortField=timestamp&sortOrder=DESC&take=20'))
       .then((history) => { if (!cancelled) setItems((old) => merge(old, history)) }, setError)
+      .finally(() => { if (!cancelled) setHistoryLoaded(true) })
     return () => { cancelled = true }
   }, [api, deviceId, cursor])
 
@@ -45,7 +49,7 @@ function LiveFeed ({ api, deviceId, feed }: { api: Api, deviceId: string, feed: 
       <h2 id="feed-title">Notifications <FeedBadge state={state} /></h2>
       <ErrorBox error={error ?? feed.error} />
       {state.kind === 'reconnecting' && <p class="warning" role="status">Connection lost ({state.message}); reconnecting…</p>}
-      {items.length === 0 ? <p class="muted">No notifications yet.</p> : (
+      {items.length === 0 ? <p class="muted" role="status">{historyLoaded ? 'No notifications yet.' : 'Loading notifications…'}</p> : (
         <ol class="feed" aria-live="polite" aria-relevant="additions">
           {items.map((n) => (
             <li key={n.id} class="feed-item" data-notification-id={n.id}>

@@ -72,7 +72,7 @@ function Stat ({ id, label, value, tone }: { id: string, label: string, value: s
 
 export function NetworkPage ({ api, networkId }: { api: Api, networkId: number | undefined }) {
   const networks = useLoad(() => api.request<Named[]>('GET', '/network'), [])
-  const counts = useLoad(() => countsOf(api, networkId), [networkId])
+  const counts = useLoad(async () => ({ networkId, ...await countsOf(api, networkId) }), [networkId])
   const rows = useLoad(async () => networkId !== undefined || networks.data === undefined
     ? []
     : await Promise.all(networks.data.slice(0, MAX_ROWS).map(async (n) => ({ network: n, ...await countsOf(api, n.id) }))),
@@ -103,7 +103,8 @@ export function NetworkPage ({ api, networkId }: { api: Api, networkId: number |
   const average = perMinute.y.slice(0, -1).reduce((a, b) => a + b, 0) / (MINUTES - 1)
 
   const name = networkId === undefined ? 'All networks' : networks.data?.find((n) => n.id === networkId)?.name ?? `Network #${networkId}`
-  const c = counts.data
+  // Another network's counts (the last page's, while this one's load) would sit under this title: "…" instead.
+  const c = counts.data?.networkId === networkId ? counts.data : undefined
   return (
     <section aria-labelledby="network-title">
       <h1 id="network-title">Summary: {name}</h1>

@@ -57,12 +57,14 @@ export function TokenPage ({ api, user }: { api: Api, user: User }) {
   async function submit (event: Event): Promise<void> {
     event.preventDefault()
     setMinted(undefined)
-    if (isAdmin && users.data === undefined) {
+    // Yourself (the default) needs no list: a submit right after the page shows just works.
+    const self = !isAdmin || login.trim() === user.login
+    if (!self && users.data === undefined) {
       // The logins are still loading (or failed to): "no such user" would be a guess.
       setLoginError(users.loading ? 'The list of users is still loading; try again in a moment.' : undefined)
       return
     }
-    const target = isAdmin ? users.data?.find((u) => u.login === login.trim()) : user
+    const target = self ? user : users.data?.find((u) => u.login === login.trim())
     setLoginError(target === undefined ? `There is no user with the login '${login.trim()}'.` : undefined)
     if (target === undefined) return
     if (actions.size === 0) {
