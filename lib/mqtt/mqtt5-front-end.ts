@@ -65,6 +65,12 @@ function corkedWriter (outer: Duplex): (bytes: Buffer, callback?: () => void) =>
   }
 }
 
+/** What the CONNECT asked of the durable layer (none before the CONNECT). */
+function sessionRequestOf (connect: ConnectInfo | undefined): SessionRequest {
+  const expirySeconds = connect?.grantedExpiry ?? 0
+  return { startsFresh: connect?.startsFresh === true, resumesOnce: connect?.resumesOnce === true, expirySeconds }
+}
+
 /**
  * @example
  * const front = createMqtt5FrontEnd(socket, {
@@ -237,7 +243,7 @@ export function createMqtt5FrontEnd (outer: Duplex, options: Mqtt5FrontEndOption
   return {
     inner,
     get sessionRequest () {
-      return { startsFresh: connect?.startsFresh === true, resumesOnce: connect?.resumesOnce === true, expirySeconds: connect?.grantedExpiry ?? 0 }
+      return sessionRequestOf(connect)
     },
     disconnect: fail
   }

@@ -34,7 +34,9 @@ export interface SubscriptionInput {
  * @example
  * subscriptionInfo(7, 'notification', { deviceId: 'd1' }, frame) // { subscriptionId: 7, type: 'notification', deviceId: 'd1', ... }
  */
-export function subscriptionInfo (subscriptionId: number, type: SubscriptionKind, input: SubscriptionInput, frame: RequestFrame): SubscriptionInfo {
+export function subscriptionInfo (
+  subscriptionId: number, type: SubscriptionKind, input: SubscriptionInput, frame: RequestFrame
+): SubscriptionInfo {
   return {
     subscriptionId,
     type,
