@@ -66,8 +66,6 @@ parentPort.on('message', () => {
  */
 export function startCheckpointer (path: string, intervalMs = CHECKPOINT_INTERVAL_MS): Checkpointer {
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver: sqliteDriverModule(), intervalMs } })
-  // The worker must never keep the process alive, nor crash it.
-  worker.unref()
   let warned = false
   const warn = (reason: string): void => {
     if (warned) return
@@ -79,6 +77,9 @@ export function startCheckpointer (path: string, intervalMs = CHECKPOINT_INTERVA
     if (message.failed !== undefined) warn(message.failed)
   })
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+  // The worker must never keep the process alive (a store left open), nor crash it. After the
+  // listeners: adding a 'message' listener refs the worker's port again.
+  worker.unref()
   return {
     async stop () {
       worker.postMessage('stop')

@@ -4,9 +4,11 @@
  * checkpoints on the event loop; closing the store stops the worker first and leaves no log; a
  * worker that cannot work says so once and crashes nothing.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'kysely'
 import t from 'tap'
@@ -64,4 +66,25 @@ t.test('a worker that cannot open the file warns once and crashes nothing', asyn
   t.match(warnings[0], /background WAL checkpoints of .* stopped/)
   await checkpointer.stop()
   t.pass('stop resolves after the worker failed')
+})
+
+t.test('a store left open does not keep the process alive', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'devicehub-checkpointer-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const sqlite = fileURLToPath(new URL('../../../lib/store/dialects/sqlite.ts', import.meta.url))
+  const script = join(dir, 'left-open.mts')
+  writeFileSync(script, `import { openSqliteStore } from ${JSON.stringify(sqlite)}
+await openSqliteStore(${JSON.stringify(join(dir, 'open.db'))})
+console.log('opened')
+`)
+  const started = Date.now()
+  const { code, stdout } = await new Promise<{ code: number | null, stdout: string }>((resolve) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', script], { timeout: 30_000 }, (error, out) => {
+      resolve({ code: error === null ? 0 : (error as { code?: number }).code ?? null, stdout: out })
+    })
+    child.stdin?.end()
+  })
+  t.equal(stdout.trim(), 'opened')
+  t.equal(code, 0, 'the process ends by itself')
+  t.ok(Date.now() - started < 30_000, 'before the 30 s timeout')
 })
