@@ -73,15 +73,21 @@ async function initialise (script: string, db: string): Promise<string> {
   return db
 }
 
+/** `BENCH_CPU_PROF=<dir>`: a V8 CPU profile of each child server, written into `<dir>`. */
+function cpuProfileArgs (): string[] {
+  return process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+}
+
 /**
  * Starts the compiled `bench/children/<name>` in its own process (with --expose-gc, so RSS is
  * measured after a collection) and waits for its URL. devicehub gets a fresh SQLite file.
+ * `BENCH_CHILD_ARGS` adds Node options the environment cannot carry (`--trace-deopt`, `--perf-basic-prof`).
  */
 export async function startChild (name: 'devicehub-server' | 'baseline-server' | 'baseline-mqtt', options: StartChildOptions = {}): Promise<ChildServer> {
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
   const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script, options.sqlite) : undefined
   const env = { ...process.env, ...options.env, ...(db === undefined ? {} : { BENCH_DB: db }), ...(options.mqtt === true ? { BENCH_MQTT: '1' } : {}) }
-  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...cpuProfileArgs(), ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter((a) => a !== '') ?? [])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string, mqtt?: string }>((resolve, reject) => {
     child.once('error', reject)
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)))
