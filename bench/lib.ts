@@ -16,6 +16,8 @@ export interface ChildServer {
   stats(): Promise<{ rss: number, heap: number, waiters: number }>
   /** The child's CPU time so far (user + system, µs), without a GC: what a fixed workload cost it. */
   cpu(): Promise<number>
+  /** The same, with the kernel's share of it (system time, µs): syscalls, socket and file writes. */
+  cpuTimes(): Promise<{ cpu: number, system: number }>
   stop(): Promise<void>
   /** The database a devicehub child runs on (file path or PostgreSQL URL); undefined for the baseline. */
   db?: string
@@ -94,6 +96,10 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
     child.once('message', (m: { type: string, url: string, token: string, mqtt?: string }) => resolve(m))
   })
   child.removeAllListeners('exit')
+  const cpuTimes = (): Promise<{ cpu: number, system: number }> => new Promise((resolve) => {
+    child.once('message', (m: { cpu: number, system: number }) => resolve({ cpu: m.cpu, system: m.system }))
+    child.send({ type: 'cpu' })
+  })
   return {
     ...ready,
     db,
@@ -101,10 +107,8 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
       child.once('message', (m: { rss: number, heap: number, waiters: number }) => resolve(m))
       child.send({ type: 'stats' })
     }),
-    cpu: () => new Promise((resolve) => {
-      child.once('message', (m: { cpu: number }) => resolve(m.cpu))
-      child.send({ type: 'cpu' })
-    }),
+    cpu: () => cpuTimes().then((times) => times.cpu),
+    cpuTimes,
     stop: () => new Promise((resolve) => {
       child.once('exit', () => resolve())
       child.send({ type: 'stop' })
