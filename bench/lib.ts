@@ -16,6 +16,8 @@ export interface ChildServer {
   stats(): Promise<{ rss: number, heap: number, waiters: number }>
   /** The child's CPU time so far (user + system, µs), without a GC: what a fixed workload cost it. */
   cpu(): Promise<number>
+  /** The same, with the kernel's share of it (system time, µs): syscalls, socket and file writes. */
+  cpuTimes(): Promise<{ cpu: number, system: number }>
   stop(): Promise<void>
   /** The database a devicehub child runs on (file path or PostgreSQL URL); undefined for the baseline. */
   db?: string
@@ -73,21 +75,31 @@ async function initialise (script: string, db: string): Promise<string> {
   return db
 }
 
+/** `BENCH_CPU_PROF=<dir>`: a V8 CPU profile of each child server, written into `<dir>`. */
+function cpuProfileArgs (): string[] {
+  return process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+}
+
 /**
  * Starts the compiled `bench/children/<name>` in its own process (with --expose-gc, so RSS is
  * measured after a collection) and waits for its URL. devicehub gets a fresh SQLite file.
+ * `BENCH_CHILD_ARGS` adds Node options the environment cannot carry (`--trace-deopt`, `--perf-basic-prof`).
  */
 export async function startChild (name: 'devicehub-server' | 'baseline-server' | 'baseline-mqtt', options: StartChildOptions = {}): Promise<ChildServer> {
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
   const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script, options.sqlite) : undefined
   const env = { ...process.env, ...options.env, ...(db === undefined ? {} : { BENCH_DB: db }), ...(options.mqtt === true ? { BENCH_MQTT: '1' } : {}) }
-  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...cpuProfileArgs(), ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter((a) => a !== '') ?? [])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string, mqtt?: string }>((resolve, reject) => {
     child.once('error', reject)
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)))
     child.once('message', (m: { type: string, url: string, token: string, mqtt?: string }) => resolve(m))
   })
   child.removeAllListeners('exit')
+  const cpuTimes = (): Promise<{ cpu: number, system: number }> => new Promise((resolve) => {
+    child.once('message', (m: { cpu: number, system: number }) => resolve({ cpu: m.cpu, system: m.system }))
+    child.send({ type: 'cpu' })
+  })
   return {
     ...ready,
     db,
@@ -95,10 +107,8 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
       child.once('message', (m: { rss: number, heap: number, waiters: number }) => resolve(m))
       child.send({ type: 'stats' })
     }),
-    cpu: () => new Promise((resolve) => {
-      child.once('message', (m: { cpu: number }) => resolve(m.cpu))
-      child.send({ type: 'cpu' })
-    }),
+    cpu: () => cpuTimes().then((times) => times.cpu),
+    cpuTimes,
     stop: () => new Promise((resolve) => {
       child.once('exit', () => resolve())
       child.send({ type: 'stop' })

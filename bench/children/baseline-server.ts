@@ -117,7 +117,7 @@ const address = await app.listen({ port: 0, host: '127.0.0.1' })
 process.on('message', (message: { type: string }) => {
   if (message.type === 'cpu') {
     const { user, system } = process.cpuUsage()
-    process.send!({ type: 'cpu', cpu: user + system })
+    process.send!({ type: 'cpu', cpu: user + system, system })
   } else if (message.type === 'stats') {
     (globalThis as { gc?: () => void }).gc?.()
     process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: parked.length + [...subscribers.values()].reduce((n, set) => n + set.size, 0) })

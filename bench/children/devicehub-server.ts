@@ -34,7 +34,7 @@ const gc = (globalThis as { gc?: () => void }).gc
 process.on('message', (message: { type: string }) => {
   if (message.type === 'cpu') {
     const { user, system } = process.cpuUsage()
-    process.send!({ type: 'cpu', cpu: user + system })
+    process.send!({ type: 'cpu', cpu: user + system, system })
   } else if (message.type === 'stats') {
     gc?.()
     process.send!({ type: 'stats', rss: process.memoryUsage().rss, heap: process.memoryUsage().heapUsed, waiters: server.hub.stats.parkedPolls })
