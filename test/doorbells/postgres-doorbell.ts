@@ -230,7 +230,11 @@ function runPostgresTests (t: Tap, url: string): void {
     const ids = { networkId: network, deviceTypeId: deviceType }
     await store.devices.insert({ id: 'pack-dev', name: 'pack', data: null, ...ids, isBlocked: false })
     const write = async (sizes: number[]) => {
-      const list = sizes.map((size, i) => ({ deviceId: 'pack-dev', ...ids, notification: `n${i}`, parameters: { blob: 'x'.repeat(size) } }))
+      // The second row's name and parameters need every kind of JSON escaping.
+      const tricky = 'q " b \\ c \u0001 \n ü € 𝄞'
+      const list = sizes.map((size, i) => ({
+        deviceId: 'pack-dev', ...ids, notification: i === 1 ? tricky : `n${i}`, parameters: { blob: 'x'.repeat(size), tricky }
+      }))
       const heard = seen.events.length
       const sent = payloads.length
       const rows = await store.notifications.insertMany(list, Date.now(), { channel })
