@@ -59,7 +59,7 @@ const MAX_PACK = 7700
  * `pg_notify` as fit one payload at the size of the largest: a NOTIFY per row cost the writing
  * backend a tenth of a 16-row statement's instructions, and the listening backend half of its
  * own. A pack of one row is that row's event, as in earlier versions. Adds the CTEs `e`, `g`,
- * `rung`; `rungColumn` makes the final select run them.
+ * `rung`; the final select runs them (`ringing`).
  */
 function rings (
   ring: StoreRing | undefined,
@@ -70,23 +70,42 @@ function rings (
 ): RawBuilder<unknown> {
   if (ring === undefined) return sql``
   const at = sql.ref(`w.${stamp}`)
-  const text = (value: string): RawBuilder<unknown> => sql`to_json(${sql.ref(value)}::text)::text`
-  const nullable = (value: string): RawBuilder<unknown> => sql`coalesce(${sql.ref(value)}::text, 'null')`
   // Materialized, and the record fenced with `offset 0`: inlined, each expression would be
   // evaluated once per reference (the record twice per row).
   return sql`, e as materialized (
-      -- The event as text, concatenated: json_build_array looks up each argument's type for every row.
-      select r.stamp, r.id, r.seq, '[' || ${sql.lit(JSON.stringify(kind))} || ', ' || r.id::text || ', ' || ${text('r.device_id')} ||
-        ', ' || ${nullable('r.network_id')} || ', ' || ${nullable('r.device_type_id')} || ', ' || ${text('r.name')} || ', ' ||
-        coalesce(case when octet_length(r.full) <= ${sql.lit(MAX_RECORD)} then r.full end, 'null') || ', ' || r.prev::text || ', ' ||
-        r.stamp::text || ', ' || r.next_xid::text || ']' as ev
+      select r.stamp, r.id, r.seq, ${eventText(kind, 'r', sql`r.full`, sql`r.prev`, sql`r.stamp`)} as ev
       from (
         select ${at} as stamp, w.seq, coalesce(w.chain_prev, d.prev) as prev, d.next_xid, w.id, w.device_id, w.network_id,
           w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, (${record})::text as full
         from (select w.*, lag(${at}) over s as chain_prev, row_number() over s as seq from w window s as (order by ${at})) as w
           cross join d offset 0
       ) as r
-    ), g as (
+    )${packs(ring, kind)}`
+}
+
+/**
+ * A row's event in the ten-element form, as text: concatenated, because json_build_array looks up
+ * each argument's type for every row. `from` names the relation with the row's columns
+ * (`id`, `device_id`, `network_id`, `device_type_id`, `name`, `next_xid`); `record` is JSON text.
+ */
+function eventText (
+  kind: string, from: string, record: RawBuilder<unknown>, prev: RawBuilder<unknown>, stamp: RawBuilder<unknown>
+): RawBuilder<unknown> {
+  const column = (name: string): RawBuilder<unknown> => sql.ref(`${from}.${name}`)
+  const text = (name: string): RawBuilder<unknown> => sql`to_json(${column(name)}::text)::text`
+  const nullable = (name: string): RawBuilder<unknown> => sql`coalesce(${column(name)}::text, 'null')`
+  return sql`('[' || ${sql.lit(JSON.stringify(kind))} || ', ' || ${column('id')}::text || ', ' || ${text('device_id')} || ', ' ||
+    ${nullable('network_id')} || ', ' || ${nullable('device_type_id')} || ', ' || ${text('name')} || ', ' ||
+    coalesce(case when octet_length(${record}) <= ${sql.lit(MAX_RECORD)} then ${record} end, 'null') || ', ' || (${prev})::text ||
+    ', ' || (${stamp})::text || ', ' || ${column('next_xid')}::text || ']')`
+}
+
+/**
+ * The CTEs `g` and `rung` of `rings` for several rows: as many events to a `pg_notify` as fit one
+ * payload at the size of the largest.
+ */
+function packs (ring: StoreRing, kind: string): RawBuilder<unknown> {
+  return sql`, g as (
       -- string_agg joins with ', ': each event's bytes plus two.
       select count(*) as n, max(e.id) as id, max(e.stamp) as last, string_agg(e.ev, ', ' order by e.stamp) as events
       from e cross join (select ${sql.lit(MAX_PACK)} / max(octet_length(e.ev) + 2) as fit from e) as f
@@ -99,9 +118,25 @@ function rings (
     )`
 }
 
-/** The column that runs `rung` (once, an init plan) for a statement with a ring. */
-function rungColumn (ring: StoreRing | undefined): RawBuilder<unknown> {
-  return ring === undefined ? sql`` : sql`, (select count(*) from rung) as rung`
+/**
+ * The rest of a write statement after `w`: the written rows, and with a ring their bus events
+ * (`rings`). A statement of one row (most of them when writes are few) rings from its final
+ * select, without the CTEs packs need: they cost more than they save on one row.
+ */
+function ringing (
+  ring: StoreRing | undefined, single: boolean, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string
+): RawBuilder<unknown> {
+  if (ring === undefined) return sql`\n    select w.* from w order by w.id`
+  // The count runs `rung` once (an init plan).
+  if (!single) {
+    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select w.*, (select count(*) from rung) as rung from w order by w.id`
+  }
+  // `offset 0` fences the record, built once.
+  return sql`\n    select w.*, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
+    from w cross join d cross join lateral (
+      select w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, d.next_xid, d.prev,
+        ${sql.ref(`w.${stamp}`)} as stamp, (${record})::text as full offset 0
+    ) as y order by w.id`
 }
 
 /**
@@ -154,8 +189,7 @@ export async function pgInsertNotifications (
         (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )${rings(ring, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}
-    select w.*${rungColumn(ring)} from w order by w.id`.execute(db)
+    )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}`.execute(db)
   return result.rows.map(toNotificationRecord)
 }
 
@@ -182,8 +216,7 @@ export async function pgInsertCommands (
         d.first_stamp + i.ord - 1, ${now}::bigint, (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )${rings(ring, 'command', 'command', COMMAND_RECORD, 'clock_ts')}
-    select w.*${rungColumn(ring)} from w order by w.id`.execute(db)
+    )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts')}`.execute(db)
   return result.rows.map(toCommandRecord)
 }
 
@@ -221,8 +254,7 @@ export async function pgUpdateCommands (
       from m cross join d
       where c.id = m.id and c.device_id = m.device_id
       returning c.*, m.ord
-    )${rings(ring, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}
-    select w.*${rungColumn(ring)} from w order by w.id`.execute(db)
+    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}`.execute(db)
   const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
 }
