@@ -3,8 +3,9 @@
  * stamp draw, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's bus
  * event. Sent outside a transaction it commits by itself: one round trip, and no lock is held
  * until commit (migration 0006). Input travels as arrays
- * (`unnest ... with ordinality`), so the statement text is the same for every batch size and
- * rows keep the order given (ids and stamps follow it). Each runs as a prepared statement
+ * (`unnest ... with ordinality`), so the statement text is the same for every batch size of two
+ * rows or more (one row has its own: `ringing`) and rows keep the order given (ids and stamps
+ * follow it). Each runs as a prepared statement
  * (dialects/prepared-statements.ts): parsing and planning these CTEs was half their cost.
  *
  * `device_key` (migration 0003) is the current device's internal key, as in the portable
