@@ -57,10 +57,10 @@ const MAX_PACK = 7700
  * with its draw chain (the stamp drawn just before it: the previous row's in the statement, the
  * draw's `prev` for the first; its own stamp) and its record as written when that fits. The
  * events of a statement of several rows travel packed (decodeDoorbellEvents), as many to a
- * `pg_notify` as fit one payload at the size of the largest: a NOTIFY per row cost the writing
- * backend a tenth of a 16-row statement's instructions, and the listening backend half of its
- * own. A pack of one row is that row's event, as in earlier versions. Adds the CTEs `e`, `g`,
- * `rung`; the final select runs them (`ringing`).
+ * `pg_notify` as fit one payload at the size of the largest: the listening backend of every
+ * instance then handles one notification per statement instead of one per row (half its work).
+ * A pack of one row is that row's event, as in earlier versions. Adds the CTEs `e`, `g`, `rung`;
+ * the final select runs them (`ringing`).
  */
 function rings (
   ring: StoreRing | undefined,
