@@ -62,7 +62,8 @@ export interface PostgresDoorbell extends Bus {
  * '' or `password:<kept token id>`, null, null, '' or a plugin's topic]. Device ids (48) and
  * names (128) are bounded by their columns, so a payload stays below PostgreSQL's 8000-byte NOTIFY
  * limit. Writes that ride the statement (pg-message-writes.ts) send ten elements: these six, the
- * record or null, and the draw chain (`prev`, `stamp`, `nextXid`).
+ * record or null, and the draw chain (`prev`, `stamp`, `nextXid`); a statement of several rows
+ * sends them packed (see `decodeDoorbellEvents`).
  */
 export function encodeDoorbellEvent (event: Exclude<BusEvent, LocalEvent>): string {
   if (event.kind === 'plugin') return JSON.stringify([event.kind, event.pluginId, '', null, null, event.topic])
@@ -80,7 +81,13 @@ export function encodeDoorbellEvent (event: Exclude<BusEvent, LocalEvent>): stri
 /** Largest payload sent with its record (PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more). */
 const MAX_PAYLOAD = 7900
 
-/** The event a payload carries, or undefined for anything malformed. */
+/**
+ * The event a payload carries, or undefined for anything malformed. A packed payload reads as
+ * its header alone: this is how instances of earlier versions (whose decoder this is) see it.
+ *
+ * @example
+ * decodeDoorbellEvent('["notification",7,"dev-1",1,2,"temperature"]')?.kind // 'notification'
+ */
 export function decodeDoorbellEvent (payload: string): BusEvent | undefined {
   let value: unknown
   try {
@@ -88,6 +95,48 @@ export function decodeDoorbellEvent (payload: string): BusEvent | undefined {
   } catch {
     return undefined
   }
+  return decodeValue(value)
+}
+
+/**
+ * Every event a payload carries: one, or every row of a packed payload; none for anything
+ * malformed.
+ *
+ * Packed form (one NOTIFY for a statement of several rows instead of one per row,
+ * pg-message-writes.ts): `[kind, id, '', null, null, '', rows, stamp - 1, stamp, nextXid]`, ten
+ * elements, where `rows` holds every row's event in the ten-element form, `id` is the largest of
+ * their ids and `stamp` the last row's. The header's own chain names as `prev` the stamp just
+ * before its `stamp`, which belongs to a row of the same statement that is never sent alone. An
+ * instance of an earlier version drops the array (not a record) and waits for that link, which
+ * never comes: its ordered bus finds the gap settled and resynchronises (reads the log up to a
+ * fresh mark), so it misses nothing during a rolling upgrade; it only answers later
+ * (docs/deployment.md).
+ *
+ * @example
+ * for (const event of decodeDoorbellEvents(message.payload ?? '')) deliver(event)
+ */
+export function decodeDoorbellEvents (payload: string): BusEvent[] {
+  let value: unknown
+  try {
+    value = JSON.parse(payload)
+  } catch {
+    return []
+  }
+  const header = decodeValue(value)
+  if (header === undefined) return []
+  const pack = (value as unknown[])[6]
+  if (!Array.isArray(pack) || !('order' in header) || header.order === undefined) return [header]
+  const events: MessageEvent[] = []
+  for (const row of pack) {
+    const event = Array.isArray(row) && row.length === 10 && !Array.isArray(row[6]) ? decodeValue(row) : undefined
+    if (event === undefined || !('order' in event) || event.order === undefined || event.kind !== header.kind) return []
+    events.push(event)
+  }
+  // The header names the pack's last stamp: a pack that does not end there is not one of ours.
+  return events.length > 1 && events.at(-1)!.order!.stamp === header.order.stamp ? events : []
+}
+
+function decodeValue (value: unknown): BusEvent | undefined {
   if (!Array.isArray(value) || (value.length !== 6 && value.length !== 7 && value.length !== 10)) return undefined
   const [kind, id, deviceId, networkId, deviceTypeId, name, record, prev, stamp, nextXid] = value as unknown[]
   const nullableId = (v: unknown): v is number | null => v === null || Number.isSafeInteger(v)
@@ -162,12 +211,12 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
 
   const onNotification = (message: Notification): void => {
     if (message.channel !== channel) return
-    const event = decodeDoorbellEvent(message.payload ?? '')
-    if (event === undefined) {
+    const events = decodeDoorbellEvents(message.payload ?? '')
+    if (events.length === 0) {
       logger.warn({ channel, payload: message.payload }, 'doorbell ignored a malformed notification')
       return
     }
-    deliver(event)
+    for (const event of events) deliver(event)
   }
 
   const connect = async (): Promise<void> => {

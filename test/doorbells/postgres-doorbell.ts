@@ -5,7 +5,7 @@ import pg from 'pg'
 import t from 'tap'
 import type { Logger } from '../../lib/core/ports.js'
 import type { BusEvent, LocalEvent, MessageEvent } from '../../lib/core/realtime/bus.js'
-import { createPostgresDoorbell, decodeDoorbellEvent, encodeDoorbellEvent } from '../../lib/doorbells/postgres-doorbell.js'
+import { createPostgresDoorbell, decodeDoorbellEvent, decodeDoorbellEvents, encodeDoorbellEvent } from '../../lib/doorbells/postgres-doorbell.js'
 import type { PostgresDoorbell, PostgresDoorbellOptions } from '../../lib/doorbells/postgres-doorbell.js'
 import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
 import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
@@ -62,6 +62,34 @@ t.test('the wire form carries the written record when it fits, and only a record
   }
 })
 
+
+t.test('packed payloads: every row with its own link; the one-row forms of earlier versions still read', async (t) => {
+  const record = { id: 6, notification: 'n', deviceId: 'b', networkId: 1, deviceTypeId: 2, timestamp: 12, parameters: null, stamp: 12 }
+  const rows = [['notification', 5, 'a', 1, 2, 'n', null, 10, 11, 99], ['notification', 6, 'b', 1, 2, 'n', record, 11, 12, 99]]
+  const packed = JSON.stringify(['notification', 6, '', null, null, '', rows, 11, 12, 99])
+  t.same(decodeDoorbellEvents(packed), [
+    event(5, { deviceId: 'a', name: 'n', order: { prev: 10, stamp: 11, nextXid: 99 } }),
+    event(6, { deviceId: 'b', name: 'n', record, order: { prev: 11, stamp: 12, nextXid: 99 } })
+  ])
+  t.same(decodeDoorbellEvent(packed), event(6, { deviceId: '', networkId: null, deviceTypeId: null, name: '', order: { prev: 11, stamp: 12, nextXid: 99 } }),
+    'the decoder of earlier versions reads the header alone: a link whose predecessor no event names')
+  const single = JSON.stringify(rows[1])
+  t.same(decodeDoorbellEvents(single), [event(6, { deviceId: 'b', name: 'n', record, order: { prev: 11, stamp: 12, nextXid: 99 } })],
+    'the ten-element form of one row')
+  t.same(decodeDoorbellEvents(encodeDoorbellEvent(event(7))), [event(7)], 'the six-element form')
+  t.same(decodeDoorbellEvents(JSON.stringify(['plugin', 3, '', null, null, 'topic'])), [{ kind: 'plugin', pluginId: 3, topic: 'topic' }])
+  const header = ['notification', 6, '', null, null, '']
+  const broken = [
+    [...header, [rows[0]], 11, 12, 99], // a pack of one row, or one that does not end at the header's stamp
+    [...header, [rows[0], rows[0]!.slice(0, 9)], 11, 12, 99], // a short row
+    [...header, [rows[0], ['command', ...rows[1]!.slice(1)]], 11, 12, 99], // another kind
+    [...header, [rows[0], ['notification', 6, 'b', 1, 2, 'n', null, 11, '12', 99]], 11, 12, 99], // a bad stamp
+    [...header, [rows[0], [...rows[1]!.slice(0, 6), rows, 11, 12, 99]], 11, 12, 99], // a pack in a pack
+    [...header, rows, 11, 12] // no nextXid
+  ]
+  for (const bad of broken) t.same(decodeDoorbellEvents(JSON.stringify(bad)), [], `rejects ${JSON.stringify(bad).slice(0, 70)}`)
+  t.same(decodeDoorbellEvents('nope'), [])
+})
 
 postgresTest('the PostgreSQL doorbell', async (t, url) => {
   runPostgresTests(t, url)
@@ -186,6 +214,48 @@ function runPostgresTests (t: Tap, url: string): void {
     t.same(events[2]!.record, u, 'the command as updated')
     t.match(events[2]!.record, { isUpdated: true, status: 'done', result: { ok: true } })
     t.equal(events[3]!.record, undefined, 'a record past the NOTIFY limit stays behind; listeners read the row')
+  })
+
+  t.test('a statement of several rows rings once per pack of events that fits a payload; every row chained', async (t) => {
+    const store = await openTestStore(t)
+    const channel = newChannel()
+    const listener = await admin(t)
+    const payloads: string[] = []
+    listener.on('notification', (message) => { if (message.channel === channel) payloads.push(message.payload ?? '') })
+    await listener.query(`LISTEN ${channel}`)
+    const doorbell = await openHub(t, { channel })
+    const seen = record(doorbell)
+    const network = await store.networks.insert({ name: 'pack-net', description: null })
+    const deviceType = await store.deviceTypes.insert({ name: 'pack-type', description: null })
+    const ids = { networkId: network, deviceTypeId: deviceType }
+    await store.devices.insert({ id: 'pack-dev', name: 'pack', data: null, ...ids, isBlocked: false })
+    const write = async (sizes: number[]) => {
+      // The second row's name and parameters need every kind of JSON escaping.
+      const tricky = 'q " b \\ c \u0001 \n ü € 𝄞'
+      const list = sizes.map((size, i) => ({
+        deviceId: 'pack-dev', ...ids, notification: i === 1 ? tricky : `n${i}`, parameters: { blob: 'x'.repeat(size), tricky }
+      }))
+      const heard = seen.events.length
+      const sent = payloads.length
+      const rows = await store.notifications.insertMany(list, Date.now(), { channel })
+      const events = (await seen.until(heard + rows.length)).slice(heard)
+      t.same(events.map((e) => e.id), rows.map((r) => r.id), 'every row, in order')
+      t.same(events.map((e) => e.record), rows.map((r, i) => sizes[i]! > 7000 ? undefined : r), 'with its record unless too large')
+      t.same(events.slice(1).map((e) => e.order!.prev), events.slice(0, -1).map((e) => e.order!.stamp), 'one unbroken chain')
+      t.same(events.map((e) => e.order!.stamp), rows.map((r) => r.stamp))
+      await sleep(50)
+      return { rows, payloads: payloads.slice(sent) }
+    }
+    const small = await write(Array.from({ length: 16 }, () => 100))
+    t.equal(small.payloads.length, 1, 'sixteen small rows: one payload')
+    const many = await write(Array.from({ length: 60 }, () => 100))
+    t.ok(many.payloads.length > 1 && many.payloads.length < 6, `sixty: as many payloads as the limit needs (${many.payloads.length})`)
+    const large = await write([10, 3000, 3000, 9000, 10, 2000, 2000])
+    t.ok(large.payloads.length >= 3, `large records: fewer to a payload (${large.payloads.length})`)
+    t.ok([...small.payloads, ...many.payloads, ...large.payloads].every((p) => Buffer.byteLength(p) < 8000), 'each below the NOTIFY limit')
+    const single = await write([10])
+    t.same(JSON.parse(single.payloads[0]!).slice(0, 6), ['notification', single.rows[0]!.id, 'pack-dev', network, deviceType, 'n0'],
+      'one row: the ten-element form of earlier versions')
   })
 
   t.test('publish inside a rolled-back transaction is never delivered', async (t) => {

@@ -3,8 +3,9 @@
  * stamp draw, the INSERT/UPDATE and (with a ring) the `pg_notify` of every row's bus
  * event. Sent outside a transaction it commits by itself: one round trip, and no lock is held
  * until commit (migration 0006). Input travels as arrays
- * (`unnest ... with ordinality`), so the statement text is the same for every batch size and
- * rows keep the order given (ids and stamps follow it). Each runs as a prepared statement
+ * (`unnest ... with ordinality`), so the statement text is the same for every batch size of two
+ * rows or more (one row has its own: `ringing`) and rows keep the order given (ids and stamps
+ * follow it). Each runs as a prepared statement
  * (dialects/prepared-statements.ts): parsing and planning these CTEs was half their cost.
  *
  * `device_key` (migration 0003) is the current device's internal key, as in the portable
@@ -14,7 +15,8 @@
  * (core/realtime/client-timestamp.ts, issue #23).
  *
  * The bus payload is built in SQL in the wire form of lib/doorbells/postgres-doorbell.ts
- * (`[kind, id, deviceId, networkId, deviceTypeId, name]`, a JSON array; its decoder accepts it).
+ * (`[kind, id, deviceId, networkId, deviceTypeId, name, record, prev, stamp, nextXid]`, a JSON
+ * array, or several of them packed in one: `rings`; its decoder accepts both).
  */
 import type { Kysely, RawBuilder } from 'kysely'
 import { sql } from 'kysely'
@@ -44,13 +46,23 @@ function draw (kind: DrawKind, count: RawBuilder<unknown> | number, now: number,
   return sql`select * from devicehub_draw(${kind}::text, (${count})::integer, ${now}::bigint, ${ring === undefined}::boolean)`
 }
 
+/** A record larger than this stays behind (a listener reads the row): NOTIFY refuses 8,000 bytes. */
+const MAX_RECORD = 7000
+
+/** Most bytes of the events packed in one payload, leaving room for the pack's header. */
+const MAX_PACK = 7700
+
 /**
- * The event of postgres-doorbell.ts for every written row, with the record as written when it fits
- * the payload (NOTIFY refuses 8,000 bytes; a listener without it reads the row), and the draw chain
- * (the stamp drawn just before this row's, this row's stamp, the draw's next transaction id).
- * `w` must hold `chain_prev` (the previous row's stamp in the statement, null for the first).
+ * The bus events of the written rows `w` (postgres-doorbell.ts), each in the ten-element form
+ * with its draw chain (the stamp drawn just before it: the previous row's in the statement, the
+ * draw's `prev` for the first; its own stamp) and its record as written when that fits. The
+ * events of a statement of several rows travel packed (decodeDoorbellEvents), as many to a
+ * `pg_notify` as fit one payload at the size of the largest: the listening backend of every
+ * instance then handles one notification per statement instead of one per row (half its work).
+ * A pack of one row is that row's event, as in earlier versions. Adds the CTEs `e`, `g`, `rung`;
+ * the final select runs them (`ringing`).
  */
-function notifyColumn (
+function rings (
   ring: StoreRing | undefined,
   kind: string,
   nameColumn: string,
@@ -58,21 +70,86 @@ function notifyColumn (
   stamp: string
 ): RawBuilder<unknown> {
   if (ring === undefined) return sql``
-  const head = sql`${kind}::text, w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)}`
-  const fitting = sql`case when octet_length(${record}::text) <= 7000 then ${record} end`
-  const chain = sql`coalesce(w.chain_prev, d.prev), ${sql.ref(`w.${stamp}`)}, d.next_xid`
-  return sql`, pg_notify(${ring.channel}, json_build_array(${head}, ${fitting}, ${chain})::text) as rung`
+  const at = sql.ref(`w.${stamp}`)
+  // Materialized, and the record fenced with `offset 0`: inlined, each expression would be
+  // evaluated once per reference (the record twice per row).
+  return sql`, e as materialized (
+      select r.stamp, r.id, r.seq, ${eventText(kind, 'r', sql`r.full`, sql`r.prev`, sql`r.stamp`)} as ev
+      from (
+        select ${at} as stamp, w.seq, coalesce(w.chain_prev, d.prev) as prev, d.next_xid, w.id, w.device_id, w.network_id,
+          w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, (${record})::text as full
+        from (select w.*, lag(${at}) over s as chain_prev, row_number() over s as seq from w window s as (order by ${at})) as w
+          cross join d offset 0
+      ) as r
+    )${packs(ring, kind)}`
 }
 
-/** The written rows with the stamp of the row before each (the chain inside one statement). */
-function chained (stamp: string): RawBuilder<unknown> {
-  return sql`(select w.*, lag(${sql.ref(`w.${stamp}`)}) over (order by ${sql.ref(`w.${stamp}`)}) as chain_prev from w) as w cross join d`
+/**
+ * A row's event in the ten-element form, as text: concatenated, because json_build_array looks up
+ * each argument's type for every row. `from` names the relation with the row's columns
+ * (`id`, `device_id`, `network_id`, `device_type_id`, `name`, `next_xid`); `record` is JSON text.
+ */
+function eventText (
+  kind: string, from: string, record: RawBuilder<unknown>, prev: RawBuilder<unknown>, stamp: RawBuilder<unknown>
+): RawBuilder<unknown> {
+  const column = (name: string): RawBuilder<unknown> => sql.ref(`${from}.${name}`)
+  const text = (name: string): RawBuilder<unknown> => sql`to_json(${column(name)}::text)::text`
+  const nullable = (name: string): RawBuilder<unknown> => sql`coalesce(${column(name)}::text, 'null')`
+  return sql`('[' || ${sql.lit(JSON.stringify(kind))} || ', ' || ${column('id')}::text || ', ' || ${text('device_id')} || ', ' ||
+    ${nullable('network_id')} || ', ' || ${nullable('device_type_id')} || ', ' || ${text('name')} || ', ' ||
+    coalesce(case when octet_length(${record}) <= ${sql.lit(MAX_RECORD)} then ${record} end, 'null') || ', ' || (${prev})::text ||
+    ', ' || (${stamp})::text || ', ' || ${column('next_xid')}::text || ']')`
 }
 
-/** A notification row as the core's NotificationRecord, in JSON (the bus event's `record`). */
-const NOTIFICATION_RECORD = sql`json_build_object('id', w.id, 'notification', w.notification, 'deviceId', w.device_id,
-  'networkId', w.network_id, 'deviceTypeId', w.device_type_id, 'timestamp', coalesce(w.clock_ts, w.timestamp),
-  'parameters', w.parameters::json, 'stamp', coalesce(w.clock_ts, w.timestamp))`
+/**
+ * The CTEs `g` and `rung` of `rings` for several rows: as many events to a `pg_notify` as fit one
+ * payload at the size of the largest.
+ */
+function packs (ring: StoreRing, kind: string): RawBuilder<unknown> {
+  return sql`, g as (
+      -- string_agg joins with ', ': each event's bytes plus two.
+      select count(*) as n, max(e.id) as id, max(e.stamp) as last, string_agg(e.ev, ', ' order by e.stamp) as events
+      from e cross join (select ${sql.lit(MAX_PACK)} / max(octet_length(e.ev) + 2) as fit from e) as f
+      group by (e.seq - 1) / greatest(f.fit, 1)
+    ), rung as (
+      select pg_notify(${ring.channel}, case when g.n = 1 then g.events
+        else concat('[', to_json(${kind}::text), ', ', g.id, ', "", null, null, "", [', g.events, '], ', g.last - 1, ', ', g.last, ', ',
+          d.next_xid, ']') end)
+      from g cross join d
+    )`
+}
+
+/**
+ * The rest of a write statement after `w`: the written rows, and with a ring their bus events
+ * (`rings`). A statement of one row (most of them when writes are few) rings from its final
+ * select, without the CTEs packs need: they cost more than they save on one row.
+ */
+function ringing (
+  ring: StoreRing | undefined, single: boolean, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string
+): RawBuilder<unknown> {
+  if (ring === undefined) return sql`\n    select w.* from w order by w.id`
+  // The count runs `rung` once (an init plan).
+  if (!single) {
+    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select w.*, (select count(*) from rung) as rung from w order by w.id`
+  }
+  // `offset 0` fences the record, built once.
+  return sql`\n    select w.*, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
+    from w cross join d cross join lateral (
+      select w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, d.next_xid, d.prev,
+        ${sql.ref(`w.${stamp}`)} as stamp, (${record})::text as full offset 0
+    ) as y order by w.id`
+}
+
+/**
+ * A notification row as the core's NotificationRecord, as JSON text. Concatenated rather than
+ * `json_build_object`, which looks up the type and output function of each of its 16 arguments
+ * for every row: that was a sixth of the statement. Only the two names need JSON escaping
+ * (`to_json`); the parameters are the JSON text this statement stored (`encodeJson`).
+ */
+const NOTIFICATION_RECORD = sql`('{"id": ' || w.id::text || ', "notification": ' || to_json(w.notification::text)::text ||
+  ', "deviceId": ' || to_json(w.device_id::text)::text || ', "networkId": ' || coalesce(w.network_id::text, 'null') ||
+  ', "deviceTypeId": ' || coalesce(w.device_type_id::text, 'null') || ', "timestamp": ' || coalesce(w.clock_ts, w.timestamp)::text ||
+  ', "parameters": ' || coalesce(w.parameters, 'null') || ', "stamp": ' || coalesce(w.clock_ts, w.timestamp)::text || '}')`
 
 /** A command row as the core's CommandRecord, in JSON (the bus event's `record`). */
 const COMMAND_RECORD = sql`json_build_object('id', w.id, 'command', w.command, 'deviceId', w.device_id,
@@ -113,9 +190,7 @@ export async function pgInsertNotifications (
         (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )
-    select w.*${notifyColumn(ring, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}
-    from ${chained('clock_ts')} order by w.id`.execute(db)
+    )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}`.execute(db)
   return result.rows.map(toNotificationRecord)
 }
 
@@ -142,8 +217,7 @@ export async function pgInsertCommands (
         d.first_stamp + i.ord - 1, ${now}::bigint, (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )
-    select w.*${notifyColumn(ring, 'command', 'command', COMMAND_RECORD, 'clock_ts')} from ${chained('clock_ts')} order by w.id`.execute(db)
+    )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts')}`.execute(db)
   return result.rows.map(toCommandRecord)
 }
 
@@ -181,9 +255,7 @@ export async function pgUpdateCommands (
       from m cross join d
       where c.id = m.id and c.device_id = m.device_id
       returning c.*, m.ord
-    )
-    select w.*${notifyColumn(ring, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}
-    from ${chained('last_updated')} order by w.id`.execute(db)
+    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}`.execute(db)
   const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
 }

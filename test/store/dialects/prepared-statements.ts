@@ -36,18 +36,21 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
       written += size
     }
     const statements = await held()
-    t.equal(statements.length, 1, 'one named statement for every batch size')
-    t.match(statements[0]!.name, /^dh_[0-9a-f]{20}$/)
-    t.ok(statements[0]!.statement.startsWith(PREPARED_MARK), 'and it is the marked write')
+    // A one-row write rings from its final select (pg-message-writes.ts, `ringing`): its own text.
+    t.equal(statements.length, 2, 'two named statements: one row, and every larger batch size')
+    for (const statement of statements) {
+      t.match(statement.name, /^dh_[0-9a-f]{20}$/)
+      t.ok(statement.statement.startsWith(PREPARED_MARK), 'and it is a marked write')
+    }
 
     const read = await sql<{ n: number }>`select count(*)::int as n from notifications`.execute(db)
     t.equal(read.rows[0]!.n, written, 'every row is stored')
-    t.equal((await held()).length, 1, 'an unmarked query is not prepared')
+    t.equal((await held()).length, 2, 'an unmarked query is not prepared')
 
     const marked = await sql<{ v: number }>`${prepared()}select ${41}::int + 1 as v`.execute(db)
     t.equal(marked.rows[0]!.v, 42, 'a marked query runs with its parameters')
-    t.equal((await held()).length, 2, 'and is prepared once')
+    t.equal((await held()).length, 3, 'and is prepared once')
     await sql`${prepared()}select ${1}::int + 1 as v`.execute(db)
-    t.equal((await held()).length, 2, 'the same text again reuses it')
+    t.equal((await held()).length, 3, 'the same text again reuses it')
   })
 })

@@ -8,6 +8,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import { decodeDoorbellEvent, decodeDoorbellEvents } from '../../../lib/doorbells/postgres-doorbell.js'
 import { createOrderedBus } from '../../../lib/store/ordering/ordered-bus.js'
 import type { DrawHorizon, StampOrder } from '../../../lib/store/ordering/stamp-order.js'
 import { eventually, sleep } from '../../fixtures/messaging.js'
@@ -143,4 +144,27 @@ t.test('newestFor: the newest stamp released per kind and device, never below th
   await inner.publish({ kind: 'resync' })
   await eventually(() => bus.mark().clock === 20)
   t.equal(bus.newestFor('command', 'a'), 20, 'after a resync nothing is known per device below its mark')
+})
+
+t.test('an instance of an earlier version reads a packed payload as a gap and resynchronises (rolling upgrade)', async (t) => {
+  const { inner, draw, bus, seen } = await setup(t)
+  // Stamps 11..13 written by one statement of the new version, in one packed NOTIFY.
+  const rows = [['notification', 5, 'a', 1, 1, 'n', null, 10, 11, 100], ['notification', 6, 'b', 1, 1, 'n', null, 11, 12, 100],
+    ['notification', 7, 'c', 1, 1, 'n', null, 12, 13, 100]]
+  const payload = JSON.stringify(['notification', 7, '', null, null, '', rows, 12, 13, 100])
+  // The earlier version's decoder is `decodeDoorbellEvent` unchanged: the header alone.
+  const header = decodeDoorbellEvent(payload) as MessageEvent
+  t.same(header.order, { prev: 12, stamp: 13, nextXid: 100 }, 'a link whose predecessor no event names')
+  t.equal(header.record, undefined, 'the rows are not a record')
+  draw.at = { cursor: { clock: 13, notification: 7, command: 4 }, nextXid: 60 }
+  await inner.publish(header)
+  await eventually(() => seen.length === 1)
+  t.same(seen.map((e) => e.kind), ['resync'], 'its listeners read the log again: rows 5..7 are not missed')
+  t.same(bus.mark(), { clock: 13, notification: 7, command: 4 })
+  t.equal(bus.waiting, 0)
+  // The new version delivers every row, each with its own link, released in order.
+  const { bus: current, inner: currentInner, seen: currentSeen } = await setup(t)
+  for (const event of decodeDoorbellEvents(payload)) await currentInner.publish(event)
+  t.same(currentSeen.map((e) => [e.id, e.deviceId, e.order?.stamp]), [[5, 'a', 11], [6, 'b', 12], [7, 'c', 13]])
+  t.equal(current.resyncs, 0, 'no resync')
 })
