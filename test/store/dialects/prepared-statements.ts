@@ -1,7 +1,7 @@
 /**
  * The message writes run as server-side prepared statements on PostgreSQL (issue #26), and only
- * they: a connection holds one named statement per marked text, whatever the batch size, and
- * nothing else Kysely sends is prepared.
+ * they: a connection holds one named statement per marked text (one per small batch size, one for
+ * every larger one), nothing else Kysely sends is prepared, and small batches keep a generic plan.
  */
 import { sql } from 'kysely'
 import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
@@ -36,8 +36,8 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
       written += size
     }
     const statements = await held()
-    // A one-row write rings from its final select (pg-message-writes.ts, `ringing`): its own text.
-    t.equal(statements.length, 2, 'two named statements: one row, and every larger batch size')
+    // Up to three rows travel as values, a text per row count (pg-message-writes.ts, `inputRows`).
+    t.equal(statements.length, 4, 'four named statements: one, two and three rows, and every larger batch size')
     for (const statement of statements) {
       t.match(statement.name, /^dh_[0-9a-f]{20}$/)
       t.ok(statement.statement.startsWith(PREPARED_MARK), 'and it is a marked write')
@@ -45,12 +45,28 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
 
     const read = await sql<{ n: number }>`select count(*)::int as n from notifications`.execute(db)
     t.equal(read.rows[0]!.n, written, 'every row is stored')
-    t.equal((await held()).length, 2, 'an unmarked query is not prepared')
+    t.equal((await held()).length, 4, 'an unmarked query is not prepared')
+
+    // PostgreSQL plans a prepared statement for its parameters five times, then keeps the generic
+    // plan unless custom ones look cheaper. For small batches as arrays they always did: every
+    // run was planned again, a third of a one-row write's database CPU.
+    for (const size of [1, 2, 3]) {
+      for (let run = 0; run < 8; run++) {
+        await pgInsertNotifications(db, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(), { channel: 'devicehub_prepared_test' })
+        written += size
+      }
+    }
+    const plans = await sql<{ statement: string, generic_plans: string, custom_plans: string }>`select statement, generic_plans,
+      custom_plans from pg_prepared_statements where statement like '%values%'`.execute(db)
+    t.equal(plans.rows.length, 3, 'the three small texts')
+    for (const row of plans.rows) {
+      t.ok(Number(row.generic_plans) >= 3 && Number(row.custom_plans) <= 5, `a small batch keeps its generic plan (${row.generic_plans} generic, ${row.custom_plans} custom)`)
+    }
 
     const marked = await sql<{ v: number }>`${prepared()}select ${41}::int + 1 as v`.execute(db)
     t.equal(marked.rows[0]!.v, 42, 'a marked query runs with its parameters')
-    t.equal((await held()).length, 3, 'and is prepared once')
+    t.equal((await held()).length, 5, 'and is prepared once')
     await sql`${prepared()}select ${1}::int + 1 as v`.execute(db)
-    t.equal((await held()).length, 3, 'the same text again reuses it')
+    t.equal((await held()).length, 5, 'the same text again reuses it')
   })
 })
