@@ -18,8 +18,7 @@ import type { PostgresDoorbell } from './doorbells/postgres-doorbell.js'
 import type { Durability } from './store/durability.js'
 import { isPostgresUrl, openStore } from './store/open-store.js'
 import { postgresOrdering } from './store/ordering/postgres-ordering.js'
-import type { MqttStartOptions } from './mqtt/mqtt-start.js'
-import { startMqtt } from './mqtt/mqtt-start.js'
+import type { MqttStartOptions, startMqtt as StartMqtt } from './mqtt/mqtt-start.js'
 import type { MqttServer } from './mqtt/mqtt-server.js'
 
 export interface StartServerOptions {
@@ -139,7 +138,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     throw error
   }
   const basePath = normaliseBasePath(options.basePath ?? '/api/rest')
-  let mqtt: Awaited<ReturnType<typeof startMqtt>> | undefined
+  let mqtt: Awaited<ReturnType<typeof StartMqtt>> | undefined
   // The MQTT gauges read the endpoint made after the app (its WebSocket route needs the app).
   const metrics = options.metrics === undefined || options.metrics === false || options.mqtt === undefined || options.mqtt === false
     ? options.metrics
@@ -167,6 +166,8 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
   try {
     // Before listening: its WebSocket route must exist when the app is ready.
     if (options.mqtt !== undefined && options.mqtt !== false) {
+      // Loaded only when asked for: aedes and the MQTT layer are memory a server without MQTT need not hold.
+      const { startMqtt } = await import('./mqtt/mqtt-start.js')
       mqtt = await startMqtt(app, hub, options.mqtt, { host, restServerUrl: () => `${options.publicUrl ?? origin}${basePath}` })
     }
     await options.configure?.(app)
