@@ -89,13 +89,23 @@ const MAX_PAYLOAD = 7900
  * decodeDoorbellEvent('["notification",7,"dev-1",1,2,"temperature"]')?.kind // 'notification'
  */
 export function decodeDoorbellEvent (payload: string): BusEvent | undefined {
-  let value: unknown
+  return decodeValue(parsePayload(payload))
+}
+
+/** PostgreSQL refuses NOTIFY payloads of this many bytes or more: a longer one is not ours. */
+const NOTIFY_LIMIT = 8000
+
+/**
+ * The JSON of a payload, or undefined when it is malformed or longer than any NOTIFY (checked
+ * before parsing; within the limit, nesting is bounded too, and the decoders read two levels).
+ */
+function parsePayload (payload: string): unknown {
+  if (payload.length >= NOTIFY_LIMIT) return undefined
   try {
-    value = JSON.parse(payload)
+    return JSON.parse(payload)
   } catch {
     return undefined
   }
-  return decodeValue(value)
 }
 
 /**
@@ -116,12 +126,7 @@ export function decodeDoorbellEvent (payload: string): BusEvent | undefined {
  * for (const event of decodeDoorbellEvents(message.payload ?? '')) deliver(event)
  */
 export function decodeDoorbellEvents (payload: string): BusEvent[] {
-  let value: unknown
-  try {
-    value = JSON.parse(payload)
-  } catch {
-    return []
-  }
+  const value = parsePayload(payload)
   const header = decodeValue(value)
   if (header === undefined) return []
   const pack = (value as unknown[])[6]
@@ -213,7 +218,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
     if (message.channel !== channel) return
     const events = decodeDoorbellEvents(message.payload ?? '')
     if (events.length === 0) {
-      logger.warn({ channel, payload: message.payload }, 'doorbell ignored a malformed notification')
+      logger.warn({ channel, payload: message.payload?.slice(0, 200) }, 'doorbell ignored a malformed notification')
       return
     }
     for (const event of events) deliver(event)

@@ -89,6 +89,12 @@ t.test('packed payloads: every row with its own link; the one-row forms of earli
   ]
   for (const bad of broken) t.same(decodeDoorbellEvents(JSON.stringify(bad)), [], `rejects ${JSON.stringify(bad).slice(0, 70)}`)
   t.same(decodeDoorbellEvents('nope'), [])
+  const oversized = JSON.stringify(['notification', 5, 'a', 1, 2, 'n', { blob: 'x'.repeat(8000) }, 10, 11, 99])
+  t.same(decodeDoorbellEvents(oversized), [], 'a payload longer than any NOTIFY is refused before it is parsed')
+  t.equal(decodeDoorbellEvent(oversized), undefined)
+  const nested = '['.repeat(3000) + ']'.repeat(3000)
+  t.same(decodeDoorbellEvents(nested), [], 'a deeply nested payload is refused')
+  t.equal(decodeDoorbellEvent(nested), undefined)
 })
 
 postgresTest('the PostgreSQL doorbell', async (t, url) => {
