@@ -72,7 +72,11 @@ export function startCheckpointer (path: string, intervalMs = CHECKPOINT_INTERVA
     warned = true
     process.emitWarning(`background WAL checkpoints of ${path} stopped (${reason}); commits checkpoint instead`, 'DevicehubWarning')
   }
-  worker.on('error', (error: unknown) => warn(error instanceof Error ? error.message : String(error)))
+  // better-sqlite3's SqliteError reaches this thread as a plain object holding only its `code`.
+  worker.on('error', (error: unknown) => {
+    const { message, code } = (error ?? {}) as { message?: unknown, code?: unknown }
+    warn(typeof message === 'string' ? message : typeof code === 'string' ? code : String(error))
+  })
   worker.on('message', (message: { failed?: string }) => {
     if (message.failed !== undefined) warn(message.failed)
   })

@@ -63,6 +63,7 @@ t.test('a worker that cannot open the file warns once and crashes nothing', asyn
   for (let i = 0; i < 100 && warnings.length === 0; i++) await sleep(20)
   await sleep(100)
   t.equal(warnings.length, 1, 'one warning')
+  t.match(warnings[0], /stopped \((SQLITE_CANTOPEN|.*open.*)\)/i, 'naming why the worker stopped')
   t.match(warnings[0], /background WAL checkpoints of .* stopped/)
   await checkpointer.stop()
   t.pass('stop resolves after the worker failed')
