@@ -19,7 +19,12 @@ export interface NotificationRepository {
    * client-timestamp.ts), so timestamps strictly increase in commit order (R9, issue #23).
    */
   insert(notification: NewNotification, now?: number, ring?: StoreRing): Promise<NotificationRecord>
-  /** Several inserts in one statement and one clock step; records in the order given. */
+  /**
+   * Several inserts in one statement and one clock step; records in the order given. Called in a
+   * transaction of the caller's, a failed call leaves that transaction to be rolled back: on
+   * SQLite the rows before the failing one stay written until then (the insert keeps no
+   * statement journal, see repositories/notifications.ts).
+   */
   insertMany(notifications: readonly NewNotification[], now: number, ring?: StoreRing): Promise<NotificationRecord[]>
   findById(id: number): Promise<NotificationRecord | undefined>
   /** The notification `id` of the device that now has `deviceId` (never an earlier device's). */
