@@ -15,7 +15,7 @@ export interface StoreDialect {
   notify?(db: Kysely<Database>, channel: string, payload: string): Promise<void>
   /**
    * The dialect's own message writes over `db` (the pool or one transaction); absent = the
-   * repositories' portable writes.
+   * repositories' own, which are SQLite's (a multi-row insert runs `insert or fail`).
    */
   messageWrites?(db: Kysely<Database>): MessageWrites
   /** Releases the driver's resources after Kysely is destroyed. */
