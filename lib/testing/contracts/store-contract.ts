@@ -719,6 +719,22 @@ function batchChecks (check: Register): void {
       assert.equal(record.notification, `n${i}`)
     }
   })
+
+  // SQLite writes these rows with `insert or fail` (no statement journal): the rows before the bad
+  // one are undone only because the failure rolls back the whole transaction, as the log writes it.
+  check('notifications: a batch that fails in its transaction leaves none of its rows', async ({ store }) => {
+    const networkId = await store.networks.insert({ name: 'fail-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'fail-type', description: null })
+    await store.devices.insert({ id: 'dev-fail', name: 'd', data: null, networkId, deviceTypeId, isBlocked: false })
+    const good = { notification: 'kept-out', deviceId: 'dev-fail', networkId, deviceTypeId, parameters: null }
+    const bad = { ...good, notification: null as unknown as string }
+    const stored = (): Promise<unknown[]> =>
+      store.notifications.query({ scope: FULL_SCOPE, deviceIds: ['dev-fail'], sortField: 'timestamp', take: 100 })
+    await assert.rejects(store.transaction((tx) => tx.notifications.insertMany([good, good, bad, good], Date.now())))
+    same(await stored(), [], 'no row of the failed batch is stored')
+    const [after] = await store.notifications.insertMany([good], Date.now())
+    same(await stored(), [after], 'the store writes again after it (and the query above would have seen a row)')
+  })
 }
 
 function settingChecks (check: Register): void {
