@@ -8,7 +8,6 @@ import { SERVER_VERSION } from '../core/version.js'
 import { parsePublicUrl } from '../http/public-origin.js'
 import { describeLocation, openStore } from '../store/open-store.js'
 import { migrateStore } from './migrate.js'
-import { runServe } from './serve.js'
 import { parseDuration } from './duration.js'
 import { runSimulation } from './simulate.js'
 import { registerUserCommands } from './user.js'
@@ -137,6 +136,9 @@ export function createCli (io: CliIo = defaultIo): Command {
     .addOption(new Option('--metrics', 'serve Prometheus metrics at GET /metrics (no authentication: keep it internal) ' +
       '(env: DEVICEHUB_METRICS=true)'))
     .action(async (options, command: Command) => {
+      // Loaded here: the HTTP and MQTT servers take most of a second to load, which every other
+      // command (`token`, `user`, `--version`) would pay for nothing.
+      const { runServe } = await import('./serve.js')
       // An empty environment variable counts as not set.
       await runServe({
         ...options,
