@@ -26,6 +26,7 @@ import { WebSocket } from 'ws'
 import type { ChildServer } from './lib.js'
 import { percentile, printTable, sleep, startChild } from './lib.js'
 import { benchDatabaseLabel } from './pg.js'
+import { benchWarmupMs } from './targets.js'
 
 const DEVICES = 100
 const RATE_S = 5
@@ -91,7 +92,7 @@ async function rate (server: ChildServer): Promise<{ perSecond: number, publishe
     }))
     return published
   }
-  await run(1000) // warm-up
+  await run(benchWarmupMs()) // warm-up (bench/targets.ts)
   await sleep(500)
   received = 0
   const before = await server.cpuTimes()

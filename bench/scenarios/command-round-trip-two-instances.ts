@@ -10,7 +10,7 @@ import { benchPostgresUrl } from '../pg.js'
 import type { Paths } from './command-round-trip.js'
 import { DURATION_MS, messageCursor, PAIRS, run, THINK_MS } from './command-round-trip.js'
 import type { Verdict } from '../targets.js'
-import { benchWindowMs, fixed, printVerdicts, repeated, repsLabel, times } from '../targets.js'
+import { benchWarmupMs, benchWindowMs, fixed, printVerdicts, repeated, repsLabel, times } from '../targets.js'
 
 function pathsFor (device: ChildServer, client: ChildServer): Paths {
   return {
@@ -34,7 +34,7 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
     children.push(b)
     const flat: Record<string, number> = {}
     for (const [deployment, device, client] of [[DEPLOYMENTS[0]!, a, a], [DEPLOYMENTS[1]!, a, b]] as const) {
-      await run(a, pathsFor(device, client), await messageCursor(a), 1000, 0)
+      await run(a, pathsFor(device, client), await messageCursor(a), benchWarmupMs(), 0)
       for (const mode of MODES) {
         const l = await run(a, pathsFor(device, client), await messageCursor(a), windowMs, mode.think)
         const key = `${mode.key}.${deployment.key}`
@@ -51,7 +51,7 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
     // SQLite's paced round trip, the reference of the paced target, on a SQLite file in this run.
     const lite = await startChild('devicehub-server', { sqlite: true })
     children.push(lite)
-    await run(lite, pathsFor(lite, lite), await messageCursor(lite), 1000, 0)
+    await run(lite, pathsFor(lite, lite), await messageCursor(lite), benchWarmupMs(), 0)
     const paced = MODES.find((mode) => mode.key === 'paced')!
     flat['sqlite.paced.p99'] = percentile(await run(lite, pathsFor(lite, lite), await messageCursor(lite), windowMs, paced.think), 99)
     flat['paced.ratio'] = flat['paced.two.p99']! / flat['sqlite.paced.p99']!

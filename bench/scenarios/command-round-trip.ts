@@ -8,7 +8,7 @@ import { benchDatabaseLabel } from '../pg.js'
 import { hogEnabled, hogLabel, withHog } from '../hog.js'
 import { percentile, printTable, request, sleep, startChild } from '../lib.js'
 import type { Verdict } from '../targets.js'
-import { benchWindowMs, fixed, printVerdicts, repeated, repsLabel, saturatedBaseline, times } from '../targets.js'
+import { benchWarmupMs, benchWindowMs, fixed, printVerdicts, repeated, repsLabel, saturatedBaseline, times } from '../targets.js'
 
 export const PAIRS = 100
 export const DURATION_MS = 5000
@@ -95,7 +95,7 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
       update: (d, id) => `${baseline.url}/device/${d}/command/${id}`,
       wait: (d, id) => `${baseline.url}/device/${d}/command/${id}/poll`
     }
-    await run(baseline, basePaths, '', 1000, 0)
+    await run(baseline, basePaths, '', benchWarmupMs(), 0)
     const base: ModeFigures[] = []
     for (const mode of MODES) base.push(figures(await run(baseline, basePaths, '', windowMs, mode.think), windowMs))
     await baseline.stop()
@@ -109,7 +109,7 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
       update: (d, id) => `${hub.url}/device/${d}/command/${id}`,
       wait: (d, id) => `${hub.url}/device/${d}/command/${id}/poll?waitTimeout=30`
     }
-    await run(hub, paths, await messageCursor(hub), 1000, 0)
+    await run(hub, paths, await messageCursor(hub), benchWarmupMs(), 0)
     const ours: ModeFigures[] = []
     for (const mode of MODES) ours.push(figures(await run(hub, paths, await messageCursor(hub), windowMs, mode.think), windowMs))
     const flat: Record<string, number> = {}
