@@ -8,9 +8,9 @@
  * made with T1 (REST `PUT /user/current` or WebSocket `user/updateCurrent` on T1's own socket)
  * keeps T1 and everything opened with it, and revokes T2 and R1.
  *
- * Waits are parked before the change (the routing index counts them), and the change's `revoke`
- * doorbell rings before the notification written after it, so "goes on" is seen as a delivery
- * and "ends" as a close or an empty answer: no assertion depends on time.
+ * Waits are parked before the change (the routing index and the waiter registry count them), and
+ * the change's `revoke` doorbell rings before the notification written after it, so "goes on" is
+ * seen as a delivery and "ends" as a close or an empty answer: no assertion depends on time.
  */
 import type { ClientRequest } from 'node:http'
 import { get } from 'node:http'
@@ -207,6 +207,7 @@ for (const row of ROWS) {
 
     const dispatcher = h.hub.router
     const before = dispatcher.size
+    const openBefore = h.hub.stats.parkedPolls
     const ws1 = await subscribed(t, h, t1, mine)
     const ws2 = await subscribed(t, h, t2, mine)
     const other = await subscribed(t, h, bystander.accessToken, theirs)
@@ -217,8 +218,12 @@ for (const row of ROWS) {
     t.teardown(sse.drop)
     t.equal(await sse.status, 200)
     const sseRead = sse.read
-    // Three subscriptions, two parked polls, one event stream: every wait is registered.
-    await eventually(() => dispatcher.size === before + 6)
+    // Three subscriptions, two parked polls, one event stream: every wait is registered, and has
+    // opened. A stream registers with the router first and reads the log's mark after: a poll
+    // without a cursor whose mark is read after the change's notification was committed takes
+    // that notification as history, not as news (seen once on PostgreSQL, a 30 s poll answering
+    // []). The waiter registry (`parkedPolls`) counts a stream once its mark is read.
+    await eventually(() => dispatcher.size === before + 6 && h.hub.stats.parkedPolls === openBefore + 6)
 
     await row.act({ h, target: target.user.id, netA, netB, dtA, dtB, ws1, t1 })
 

@@ -76,8 +76,10 @@ async function command (h: TestApp, deviceId: string, name: string): Promise<voi
 /** Starts a request that parks on the doorbell, and resolves once it is parked. */
 async function parked (h: TestApp, start: () => Promise<TestResponse>): Promise<{ result: Promise<TestResponse> }> {
   const before = h.hub.router.size
+  const open = h.hub.stats.parkedPolls
   const result = start()
-  await eventually(() => h.hub.router.size > before)
+  // Registered with the router, and opened (its mark read: counted by the waiter registry).
+  await eventually(() => h.hub.router.size > before && h.hub.stats.parkedPolls > open)
   return { result }
 }
 
