@@ -45,7 +45,7 @@ export interface KyselyStoreOptions {
  */
 export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, options: KyselyStoreOptions = {}): KyselyStore {
   const timing = createQueryTiming()
-  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing, createQueryTemplates(timing))
+  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing, createQueryTemplates(timing, dialect.templatePrefix))
 }
 
 function build (
@@ -67,7 +67,7 @@ function build (
   // The dialect's own message writes, when it has them: one per handle (its combiners are per pool).
   let writes: MessageWrites | undefined | null = null
   const messageWrites = (): MessageWrites | undefined => {
-    if (writes === null) writes = dialect.messageWrites?.(db)
+    if (writes === null) writes = dialect.messageWrites?.(db, templates)
     return writes
   }
   const store: KyselyStore = {

@@ -3,8 +3,10 @@
  * more CPU than SQLite takes to run most of ours, and the round trip's statements have a fixed
  * shape. A template is built once with a marker in each value's place and compiled by the store's
  * own dialect; a call only fills the markers' places in the parameter list and runs the SQL text
- * (which the SQLite statement cache then finds prepared). A statement whose shape depends on its
- * input (a patch's columns) takes one template per shape, named by its key.
+ * (which the SQLite statement cache then finds prepared; on PostgreSQL the dialect's prefix makes
+ * it a named prepared statement: dialects/prepared-statements.ts). A statement whose shape depends
+ * on its input (a patch's columns) takes one template per shape, named by its key, so the
+ * statements a connection prepares stay as few as the templates.
  */
 import { CompiledQuery } from 'kysely'
 import type { Compilable, QueryResult } from 'kysely'
@@ -42,20 +44,23 @@ export interface QueryTemplates {
 }
 
 const OPERATIONS: Record<string, string> = {
-  SelectQueryNode: 'select', InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete'
+  SelectQueryNode: 'select', InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete', RawNode: 'raw'
 }
 
 /**
+ * `prefix` goes before each text that does not start with it already (the dialect's
+ * `templatePrefix`).
+ *
  * @example
- * const templates = createQueryTemplates(timing)
+ * const templates = createQueryTemplates(timing, '')
  */
-export function createQueryTemplates (timing?: QueryTiming): QueryTemplates {
+export function createQueryTemplates (timing?: QueryTiming, prefix = ''): QueryTemplates {
   const templates = new Map<string, Template>()
 
   const compile = (build: (slot: SlotOf) => Compilable<unknown>): Template => {
     const compiled = build((index) => new Slot(index) as never).compile()
     return {
-      sql: compiled.sql,
+      sql: compiled.sql.startsWith(prefix) ? compiled.sql : prefix + compiled.sql,
       parameters: compiled.parameters.map((p) => p instanceof Slot ? { index: p.index } : { value: p }),
       operation: OPERATIONS[compiled.query.kind] ?? 'other'
     }

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely'
 import { PostgresDialect, Kysely as KyselyClass, sql } from 'kysely'
 import type * as PgModule from 'pg'
 import type { Pool, PoolConfig } from 'pg'
-import { prepareMarkedStatements } from './prepared-statements.js'
+import { PREPARED_MARK, prepareMarkedStatements } from './prepared-statements.js'
 import type { QueryClient } from './prepared-statements.js'
 import type { Database as Schema } from '../database.js'
 import type { Durability } from '../durability.js'
@@ -43,6 +43,7 @@ export interface PostgresStoreOptions {
 export const postgresDialect: StoreDialect = {
   name: 'postgres',
   migrations: postgresMigrationDialect,
+  templatePrefix: PREPARED_MARK,
   classifyError (error) {
     const code = (error as { code?: unknown } | null)?.code
     if (code === '23505') return 'unique'

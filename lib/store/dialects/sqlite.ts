@@ -16,6 +16,7 @@ import { cachingDatabase } from './statement-cache.js'
 
 export const sqliteDialect: StoreDialect = {
   name: 'sqlite',
+  templatePrefix: '',
   migrations: sqliteMigrationDialect,
   classifyError (error) {
     const code = sqliteErrorCode(error)

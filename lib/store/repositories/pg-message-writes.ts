@@ -18,7 +18,7 @@
  * (`[kind, id, deviceId, networkId, deviceTypeId, name, record, prev, stamp, nextXid]`, a JSON
  * array, or several of them packed in one: `rings`; its decoder accepts both).
  */
-import type { Kysely, RawBuilder } from 'kysely'
+import type { Compilable, Kysely, RawBuilder } from 'kysely'
 import { sql } from 'kysely'
 import type { CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
 import type { NewNotification, NotificationRecord } from '../../core/notifications/notification-ports.js'
@@ -26,6 +26,7 @@ import { batchClockReading } from '../../core/realtime/client-timestamp.js'
 import { createWriteCombiner } from '../../core/write-combiner.js'
 import { encodeJson } from '../codec.js'
 import { prepared } from '../dialects/prepared-statements.js'
+import type { QueryTemplates, SlotOf } from '../query-templates.js'
 import type { Database } from '../database.js'
 import { toCommandRecord } from './commands.js'
 import type { CommandRow } from './commands.js'
@@ -35,8 +36,8 @@ import type { CommandUpdate, MessageWrites } from './message-writes.js'
 
 type DrawKind = 'notification' | 'command' | 'update'
 
-/** One input column: its values (one per row) and its PostgreSQL type. */
-type InputColumn = readonly [values: readonly unknown[], type: string]
+/** One input column: its name and its PostgreSQL type. */
+type InputColumn = readonly [name: string, type: string]
 
 /** Batches up to this many rows travel as values, larger ones as arrays (see `inputRows`). */
 const VALUES_UP_TO = 3
@@ -47,21 +48,32 @@ const VALUES_UP_TO = 3
  * count). PostgreSQL plans the array form anew for every small execution: its custom plan sees
  * how few elements there are where the generic plan assumes ten, so it never settles on the
  * generic one, and planning was a third of a one-row write's database CPU and 40% of a two-row
- * one's. With values the generic plan is as good as a custom one, and it is kept.
+ * one's. With values the generic plan is as good as a custom one, and it is kept. The values
+ * are the template's slots from `first` on, in the order of `inputValues`.
  *
  * @example
- * sql`with input as (${inputRows('i', ['name'], [[names, 'text']])}) select * from input`
+ * sql`with input as (${inputRows('i', [['name', 'text']], 2, slot, 0)}) select * from input`
  */
-function inputRows (alias: string, names: readonly string[], columns: readonly InputColumn[]): RawBuilder<unknown> {
-  const as = sql.raw(`${alias}(${[...names, 'ord'].join(', ')})`)
-  const count = columns[0]![0].length
+function inputRows (alias: string, columns: readonly InputColumn[], count: number, slot: SlotOf, first: number): RawBuilder<unknown> {
+  const as = sql.raw(`${alias}(${[...columns.map(([name]) => name), 'ord'].join(', ')})`)
   if (count <= VALUES_UP_TO) {
     const rows = Array.from({ length: count }, (_, row) =>
-      sql`(${sql.join(columns.map(([values, type]) => sql`${values[row]}::${sql.raw(type)}`))}, ${sql.raw(String(row + 1))}::bigint)`)
+      sql`(${sql.join(columns.map(([, type], c) => sql`${slot(first + c * count + row)}::${sql.raw(type)}`))}, ${sql.raw(String(row + 1))}::bigint)`)
     return sql`select * from (values ${sql.join(rows)}) as ${as}`
   }
-  const arrays = columns.map(([values, type]) => sql`${values}::${sql.raw(type)}[]`)
+  const arrays = columns.map(([, type], c) => sql`${slot(first + c)}::${sql.raw(type)}[]`)
   return sql`select * from unnest(${sql.join(arrays)}) with ordinality as ${as}`
+}
+
+/** The values `inputRows` reads, one list per column: each value in the values form, each list in the array form. */
+function inputValues (columns: ReadonlyArray<readonly unknown[]>): unknown[] {
+  const count = columns[0]!.length
+  return count <= VALUES_UP_TO ? columns.flat() : [...columns]
+}
+
+/** The template key of a write: its statement, its input's form and its ring's channel. */
+function shapeKey (statement: string, count: number, ring: StoreRing | undefined): string {
+  return `${statement}:${count <= VALUES_UP_TO ? count : 'n'}:${ring?.channel ?? ''}`
 }
 
 /**
@@ -71,7 +83,7 @@ function inputRows (alias: string, names: readonly string[], columns: readonly I
  * back in stamp order. Without a ring (a bus that does not ride the statement: one instance) the
  * draw takes the clock row's lock first, so those writes commit in stamp order.
  */
-function draw (kind: DrawKind, count: RawBuilder<unknown> | number, now: number, ring: StoreRing | undefined): RawBuilder<unknown> {
+function draw (kind: DrawKind, count: unknown, now: unknown, ring: StoreRing | undefined): RawBuilder<unknown> {
   return sql`select * from devicehub_draw(${kind}::text, (${count})::integer, ${now}::bigint, ${ring === undefined}::boolean)`
 }
 
@@ -197,94 +209,126 @@ export const PG_WRITE_BATCH = 200
  */
 export const PG_INSERT_LANES = 2
 
+/** A raw statement as a template's build compiles it: by the dialect of `db`. */
+function compilable<R> (db: Kysely<Database>, statement: RawBuilder<R>): Compilable<R> {
+  return { compile: () => statement.compile(db) }
+}
+
+/** Values every write statement takes first, before its input rows: slots 0, 1 and 2. */
+const NOW = 0
+const READING = 1
+const COUNT = 2
+const FIRST_INPUT = 3
+
+const NOTIFICATION_INPUT: readonly InputColumn[] = [
+  ['notification', 'text'], ['device_id', 'text'], ['network_id', 'bigint'], ['device_type_id', 'bigint'], ['parameters', 'text']
+]
+
 /**
+ * Each statement's text is built and compiled once per shape (`shapeKey`) by the store's query
+ * templates: building it with Kysely's `sql` and compiling it cost more of the server's CPU than
+ * the rest of the write (issue #26); a call only lists its values.
+ *
  * @example
- * const rows = await pgInsertNotifications(db, [input], Date.now(), { channel: 'devicehub_events' })
+ * const rows = await pgInsertNotifications(db, templates, [input], Date.now(), { channel: 'devicehub_events' })
  */
 export async function pgInsertNotifications (
-  db: Kysely<Database>, list: readonly NewNotification[], now: number, ring?: StoreRing
+  db: Kysely<Database>, templates: QueryTemplates, list: readonly NewNotification[], now: number, ring?: StoreRing
 ): Promise<NotificationRecord[]> {
   if (list.length === 0) return []
-  const result = await sql<NotificationRow>`${prepared()}with input as (
-      ${inputRows('i', ['notification', 'device_id', 'network_id', 'device_type_id', 'parameters'], [
-        [list.map((n) => n.notification), 'text'], [list.map((n) => n.deviceId), 'text'], [list.map((n) => n.networkId), 'bigint'],
-        [list.map((n) => n.deviceTypeId), 'bigint'], [list.map((n) => encodeJson(n.parameters)), 'text']])}
-    ), d as (${draw('notification', list.length, batchClockReading(list, now), ring)}),
+  const values = [now, batchClockReading(list, now), list.length, ...inputValues([
+    list.map((n) => n.notification), list.map((n) => n.deviceId), list.map((n) => n.networkId),
+    list.map((n) => n.deviceTypeId), list.map((n) => encodeJson(n.parameters))])]
+  const rows = await templates.run<NotificationRow>(db, shapeKey('notifications', list.length, ring), (slot) => compilable(db, sql<NotificationRow>`${prepared()}with input as (
+      ${inputRows('i', NOTIFICATION_INPUT, list.length, slot, FIRST_INPUT)}
+    ), d as (${draw('notification', slot(COUNT), slot(READING), ring)}),
     w as (
       insert into notifications (id, notification, device_id, network_id, device_type_id, parameters, timestamp, clock_ts,
         stored_at, device_key)
       select d.first_id + i.ord - 1, i.notification, i.device_id, i.network_id, i.device_type_id, i.parameters,
-        d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, ${now}::bigint,
+        d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint,
         (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}`.execute(db)
-  return result.rows.map(toNotificationRecord)
+    )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}`), values)
+  return rows.map(toNotificationRecord)
 }
+
+const COMMAND_INPUT: readonly InputColumn[] = [
+  ['command', 'text'], ['device_id', 'text'], ['network_id', 'bigint'], ['device_type_id', 'bigint'], ['user_id', 'bigint'],
+  ['parameters', 'text'], ['lifetime', 'integer'], ['status', 'text'], ['result', 'text']
+]
 
 /**
  * @example
- * const [row] = await pgInsertCommands(db, [command], Date.now(), ring)
+ * const [row] = await pgInsertCommands(db, templates, [command], Date.now(), ring)
  */
 export async function pgInsertCommands (
-  db: Kysely<Database>, list: readonly NewCommand[], now: number, ring?: StoreRing
+  db: Kysely<Database>, templates: QueryTemplates, list: readonly NewCommand[], now: number, ring?: StoreRing
 ): Promise<CommandRecord[]> {
   if (list.length === 0) return []
-  const result = await sql<CommandRow>`${prepared()}with input as (
-      ${inputRows('i', ['command', 'device_id', 'network_id', 'device_type_id', 'user_id', 'parameters', 'lifetime', 'status', 'result'], [
-        [list.map((c) => c.command), 'text'], [list.map((c) => c.deviceId), 'text'], [list.map((c) => c.networkId), 'bigint'],
-        [list.map((c) => c.deviceTypeId), 'bigint'], [list.map((c) => c.userId), 'bigint'],
-        [list.map((c) => encodeJson(c.parameters)), 'text'], [list.map((c) => c.lifetime), 'integer'],
-        [list.map((c) => c.status), 'text'], [list.map((c) => encodeJson(c.result)), 'text']])}
-    ), d as (${draw('command', list.length, batchClockReading(list, now), ring)}),
+  const values = [now, batchClockReading(list, now), list.length, ...inputValues([
+    list.map((c) => c.command), list.map((c) => c.deviceId), list.map((c) => c.networkId), list.map((c) => c.deviceTypeId),
+    list.map((c) => c.userId), list.map((c) => encodeJson(c.parameters)), list.map((c) => c.lifetime), list.map((c) => c.status),
+    list.map((c) => encodeJson(c.result))])]
+  const rows = await templates.run<CommandRow>(db, shapeKey('commands', list.length, ring), (slot) => compilable(db, sql<CommandRow>`${prepared()}with input as (
+      ${inputRows('i', COMMAND_INPUT, list.length, slot, FIRST_INPUT)}
+    ), d as (${draw('command', slot(COUNT), slot(READING), ring)}),
     w as (
       insert into commands (id, command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result,
         timestamp, last_updated, is_updated, clock_ts, stored_at, device_key)
       select d.first_id + i.ord - 1, i.command, i.device_id, i.network_id, i.device_type_id, i.user_id, i.parameters, i.lifetime,
         i.status, i.result, d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, 0,
-        d.first_stamp + i.ord - 1, ${now}::bigint, (select v.id from devices v where v.device_id = i.device_id)
+        d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint, (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts')}`.execute(db)
-  return result.rows.map(toCommandRecord)
+    )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts')}`), values)
+  return rows.map(toCommandRecord)
 }
+
+const UPDATE_INPUT: readonly InputColumn[] = [
+  ['device_id', 'text'], ['id', 'bigint'], ['status', 'text'], ['set_status', 'boolean'], ['result', 'text'], ['set_result', 'boolean'],
+  ['parameters', 'text'], ['set_parameters', 'boolean']
+]
 
 /**
  * Applies several updates (distinct ids) in one statement; `undefined` where the command does
  * not exist for that device.
  *
  * @example
- * const [row] = await pgUpdateCommands(db, [{ deviceId, id, patch: { status: 'Done' } }], Date.now(), ring)
+ * const [row] = await pgUpdateCommands(db, templates, [{ deviceId, id, patch: { status: 'Done' } }], Date.now(), ring)
  */
 export async function pgUpdateCommands (
-  db: Kysely<Database>, list: readonly CommandUpdate[], now: number, ring?: StoreRing
+  db: Kysely<Database>, templates: QueryTemplates, list: readonly CommandUpdate[], now: number, ring?: StoreRing
 ): Promise<Array<CommandRecord | undefined>> {
   if (list.length === 0) return []
-  const result = await sql<CommandRow & { ord: number }>`${prepared()}with input as (
-      ${inputRows('u', ['device_id', 'id', 'status', 'set_status', 'result', 'set_result', 'parameters', 'set_parameters'], [
-        [list.map((u) => u.deviceId), 'text'], [list.map((u) => u.id), 'bigint'],
-        [list.map((u) => u.patch.status ?? null), 'text'], [list.map((u) => u.patch.status !== undefined), 'boolean'],
-        [list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result)), 'text'],
-        [list.map((u) => u.patch.result !== undefined), 'boolean'],
-        [list.map((u) => u.patch.parameters === undefined || u.patch.parameters === null ? null : encodeJson(u.patch.parameters)), 'text'],
-        [list.map((u) => u.patch.parameters !== undefined), 'boolean']])}
+  // The update's draw counts the rows it found (`m`), and the clock is read at `now`.
+  const values = [now, now, list.length, ...inputValues([
+    list.map((u) => u.deviceId), list.map((u) => u.id),
+    list.map((u) => u.patch.status ?? null), list.map((u) => u.patch.status !== undefined),
+    list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result)), list.map((u) => u.patch.result !== undefined),
+    list.map((u) => u.patch.parameters === undefined || u.patch.parameters === null ? null : encodeJson(u.patch.parameters)),
+    list.map((u) => u.patch.parameters !== undefined)])]
+  type Row = CommandRow & { ord: number }
+  const rows = await templates.run<Row>(db, shapeKey('command-updates', list.length, ring), (slot) => compilable(db, sql<Row>`${prepared()}with input as (
+      ${inputRows('u', UPDATE_INPUT, list.length, slot, FIRST_INPUT)}
     ),
     -- Stamps only for the commands that exist: a missing one must not leave a hole in the draw chain.
     m as (
       select u.*, row_number() over (order by u.ord) as k from input u join commands c on c.id = u.id and c.device_id = u.device_id
         and c.device_key = (select v.id from devices v where v.device_id = u.device_id)
-    ), d as (${draw('update', sql`select count(*) from m`, now, ring)}),
+    ), d as (${draw('update', sql`select count(*) from m`, slot(READING), ring)}),
     w as (
       update commands as c set
         status = case when m.set_status then m.status else c.status end,
         result = case when m.set_result then m.result else c.result end,
         parameters = case when m.set_parameters then m.parameters else c.parameters end,
-        last_updated = d.first_stamp + m.k - 1, is_updated = 1, stored_at = ${now}::bigint
+        last_updated = d.first_stamp + m.k - 1, is_updated = 1, stored_at = ${slot(NOW)}::bigint
       from m cross join d
       where c.id = m.id and c.device_id = m.device_id
       returning c.*, m.ord
-    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}`.execute(db)
-  const byOrd = new Map(result.rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
+    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}`), values)
+  const byOrd = new Map(rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
 }
 
@@ -303,31 +347,31 @@ const latest = <T>(batch: ReadonlyArray<Pending<T>>): number => Math.max(...batc
  * commit); inside one, each write is its own statement on the transaction's connection.
  *
  * @example
- * const writes = createPgMessageWrites(db)
+ * const writes = createPgMessageWrites(db, createQueryTemplates())
  * const row = await writes.insertNotification(input, Date.now(), { channel: 'devicehub_events' })
  */
-export function createPgMessageWrites (db: Kysely<Database>): MessageWrites {
+export function createPgMessageWrites (db: Kysely<Database>, templates: QueryTemplates): MessageWrites {
   if (db.isTransaction) {
     return {
-      insertNotification: async (input, now, ring) => (await pgInsertNotifications(db, [input], now, ring))[0]!,
-      insertNotifications: (list, now, ring) => pgInsertNotifications(db, list, now, ring),
-      insertCommand: async (input, now, ring) => (await pgInsertCommands(db, [input], now, ring))[0]!,
-      updateCommand: async (update, now, ring) => (await pgUpdateCommands(db, [update], now, ring))[0]
+      insertNotification: async (input, now, ring) => (await pgInsertNotifications(db, templates, [input], now, ring))[0]!,
+      insertNotifications: (list, now, ring) => pgInsertNotifications(db, templates, list, now, ring),
+      insertCommand: async (input, now, ring) => (await pgInsertCommands(db, templates, [input], now, ring))[0]!,
+      updateCommand: async (update, now, ring) => (await pgUpdateCommands(db, templates, [update], now, ring))[0]
     }
   }
   const notifications = createWriteCombiner<Pending<NewNotification>, NotificationRecord>(
-    (batch) => pgInsertNotifications(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    (batch) => pgInsertNotifications(db, templates, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
     { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
   const commands = createWriteCombiner<Pending<NewCommand>, CommandRecord>(
-    (batch) => pgInsertCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    (batch) => pgInsertCommands(db, templates, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
     { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
   const updates = createWriteCombiner<Pending<CommandUpdate>, CommandRecord | undefined>(
-    (batch) => pgUpdateCommands(db, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
+    (batch) => pgUpdateCommands(db, templates, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
     // One statement updates a row once: a second update of the same command waits for the next batch.
     { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
   return {
     insertNotification: (input, now, ring) => notifications.write({ value: input, now, ring }),
-    insertNotifications: (list, now, ring) => pgInsertNotifications(db, list, now, ring),
+    insertNotifications: (list, now, ring) => pgInsertNotifications(db, templates, list, now, ring),
     insertCommand: (input, now, ring) => commands.write({ value: input, now, ring }),
     updateCommand: (update, now, ring) => updates.write({ value: update, now, ring })
   }

@@ -6,6 +6,7 @@
 import { sql } from 'kysely'
 import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
 import { PREPARED_MARK, prepared } from '../../../lib/store/dialects/prepared-statements.js'
+import { createQueryTemplates } from '../../../lib/store/query-templates.js'
 import { pgInsertNotifications } from '../../../lib/store/repositories/pg-message-writes.js'
 import { postgresTest } from '../../fixtures/pg-database.js'
 import { dropSchema, uniqueSchemaName } from '../../fixtures/store.js'
@@ -20,6 +21,7 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
   const networkId = await store.networks.insert({ name: 'Lab', description: null })
   const deviceTypeId = await store.deviceTypes.insert({ name: 'Sensor', description: null })
   await store.devices.insert({ id: 'dev-1', name: 'one', data: null, networkId, deviceTypeId, isBlocked: false })
+  const templates = createQueryTemplates()
   const input = (i: number) => ({ notification: 'temp', deviceId: 'dev-1', networkId, deviceTypeId, parameters: { i } })
 
   await store.db.connection().execute(async (db) => {
@@ -30,7 +32,7 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
     // More than five runs: PostgreSQL may switch to a generic plan, which must give the same rows.
     let written = 0
     for (const size of [1, 3, 1, 7, 2, 1, 4, 1]) {
-      const rows = await pgInsertNotifications(db, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(),
+      const rows = await pgInsertNotifications(db, templates, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(),
         { channel: 'devicehub_prepared_test' })
       t.same(rows.map((r) => r.parameters), Array.from({ length: size }, (_, i) => ({ i: written + i })), `a batch of ${size} is written in order`)
       written += size
@@ -52,7 +54,7 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
     // run was planned again, a third of a one-row write's database CPU.
     for (const size of [1, 2, 3]) {
       for (let run = 0; run < 8; run++) {
-        await pgInsertNotifications(db, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(), { channel: 'devicehub_prepared_test' })
+        await pgInsertNotifications(db, templates, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(), { channel: 'devicehub_prepared_test' })
         written += size
       }
     }
