@@ -7,7 +7,7 @@ import { sql } from 'kysely'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
 import type { Database } from '../database.js'
-import type { QueryTemplates } from '../query-templates.js'
+import type { QueryTemplates, SlotOf } from '../query-templates.js'
 
 export interface MessageClockTable {
   id: number
@@ -124,4 +124,57 @@ export async function pruneMessages (
   if (ids.length === 0) return 0
   const result = await m.deleteFrom(table).where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/** Longest list of each kind a selector may hold to be read through a template (`selectorShape`). */
+const TEMPLATE_LIST_MAX = 4
+
+/** A selector's condition as a template part: `key` names its shape, `values` fill its slots. */
+export interface SelectorShape {
+  key: string
+  values: unknown[]
+  /** The condition, with the selector's values at slots `first` .. `first + values.length - 1`. */
+  where(slot: SlotOf, first: number): RawBuilder<SqlBool>
+}
+
+/**
+ * {@link selectorWhere} as a part of a query template (query-templates.ts): one template per
+ * shape (which lists the selector has, and how long), its values passed per call, so a stream's
+ * backlog read is not built and compiled again for every poll. Undefined for a selector with a
+ * list longer than a few values: those are built each time, so the templates (and the prepared
+ * statements of a PostgreSQL connection) stay few.
+ *
+ * @example
+ * const shape = selectorShape(selector, 'command')
+ * if (shape !== undefined) await templates.run(db, `feed:${shape.key}`, (slot) => query.where(shape.where(slot, 0)), shape.values)
+ */
+export function selectorShape (selector: MessageSelector, nameColumn: 'command' | 'notification'): SelectorShape | undefined {
+  const { scope } = selector
+  const lists: Array<readonly unknown[] | undefined> = [
+    selector.deviceIds,
+    scope.networkIds === 'all' ? undefined : scope.networkIds,
+    scope.deviceTypeIds === 'all' ? undefined : scope.deviceTypeIds,
+    selector.names
+  ]
+  if (lists.some((list) => list !== undefined && list.length > TEMPLATE_LIST_MAX)) return undefined
+  const key = lists.map((list) => list === undefined ? '-' : String(list.length)).join('.')
+  const values = lists.flatMap((list) => list === undefined ? [] : [...list])
+  return {
+    key,
+    values,
+    where (slot, first) {
+      let next = first
+      // The same selector with a marker in each value's place, in the order of `values`.
+      const marked = (list: readonly unknown[] | undefined): never[] | undefined => list?.map(() => slot(next++))
+      const deviceIds = marked(lists[0])
+      const networkIds = marked(lists[1])
+      const deviceTypeIds = marked(lists[2])
+      const names = marked(lists[3])
+      return selectorWhere({
+        deviceIds,
+        names,
+        scope: { networkIds: networkIds ?? 'all', deviceTypeIds: deviceTypeIds ?? 'all' }
+      } as MessageSelector, nameColumn)
+    }
+  }
 }
