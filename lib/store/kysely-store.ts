@@ -93,7 +93,7 @@ function build (
       }, afterCommit))
     },
     get devices () {
-      return once('devices', () => cachedRepository(guardRepository(createDeviceRepository(db), dialect), cache, {
+      return once('devices', () => cachedRepository(guardRepository(createDeviceRepository(db, templates), dialect), cache, {
         cached: { findById: 'device' },
         reads: ['list', 'count']
       }, afterCommit))
@@ -118,7 +118,7 @@ function build (
     },
     // Not cached and not a device write: presence changes every few seconds per device.
     get presence () {
-      return once('presence', () => guardRepository(createPresenceRepository(db), dialect))
+      return once('presence', () => guardRepository(createPresenceRepository(db, templates), dialect))
     },
     get purges () {
       return once('purges', () => guardRepository(createPurgeRepository(db), dialect))

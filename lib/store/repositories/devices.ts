@@ -5,6 +5,8 @@ import type { DataScope } from '../../core/ports.js'
 import { containsPattern, decodeBool, decodeJson, encodeBool, encodeJson } from '../codec.js'
 import type { Database, DevicesTable } from '../database.js'
 import { applyPage } from '../paging.js'
+import type { QueryTemplates } from '../query-templates.js'
+import { createQueryTemplates } from '../query-templates.js'
 import { inTransaction } from './message-clock.js'
 import { queuePurge } from './purges.js'
 
@@ -70,10 +72,11 @@ function filtered<O> (
 
 const SORT_COLUMNS = { id: 'id', name: 'name', networkId: 'network_id', deviceTypeId: 'device_type_id' } as const
 
-export function createDeviceRepository (db: Kysely<Database>): DeviceRepository {
+export function createDeviceRepository (db: Kysely<Database>, templates: QueryTemplates = createQueryTemplates()): DeviceRepository {
   return {
+    // Every request of a device path reads it (through the store's read cache): a template.
     async findById (id) {
-      const row = await db.selectFrom('devices').selectAll().where('device_id', '=', id).executeTakeFirst()
+      const [row] = await templates.run(db, 'device-by-id', (slot) => db.selectFrom('devices').selectAll().where('device_id', '=', slot(0)), [id])
       return row === undefined ? undefined : toDeviceRecord(row)
     },
     async insert (device) {

@@ -2,24 +2,27 @@ import { sql } from 'kysely'
 import type { Kysely } from 'kysely'
 import type { OnlineTransition, PresenceRepository } from '../../core/presence/presence-ports.js'
 import type { Database } from '../database.js'
+import type { QueryTemplates } from '../query-templates.js'
+import { createQueryTemplates } from '../query-templates.js'
 
 /**
  * Every statement is one conditional write, so two instances racing on one device agree: the
  * row lock orders them and only the first one's condition still holds (PostgreSQL re-checks
  * the WHERE clause on the locked row; SQLite has one writer).
  */
-export function createPresenceRepository (db: Kysely<Database>): PresenceRepository {
+export function createPresenceRepository (db: Kysely<Database>, templates: QueryTemplates = createQueryTemplates()): PresenceRepository {
   // Never move lastSeen backwards (instances' clocks differ by a few ms).
-  const forward = (now: number) => sql<number>`case when last_seen < ${now} then ${now} else last_seen end`
+  const forward = (now: unknown) => sql<number>`case when last_seen < ${now} then ${now} else last_seen end`
   return {
+    // The one a busy device runs every few seconds: a template.
     async refresh (deviceId, now, freshSince) {
-      const result = await db.updateTable('device_presence')
-        .set({ last_seen: forward(now) })
-        .where('device_id', '=', deviceId)
+      const rows = await templates.run(db, 'presence-refresh', (slot) => db.updateTable('device_presence')
+        .set({ last_seen: forward(slot(0)) })
+        .where('device_id', '=', slot(1))
         .where('online', '=', 1)
-        .where('last_seen', '>=', freshSince)
-        .executeTakeFirst()
-      return result.numUpdatedRows > 0n
+        .where('last_seen', '>=', slot(2))
+        .returning('device_id'), [now, deviceId, freshSince])
+      return rows.length > 0
     },
 
     async markOnline (deviceId, now, freshSince): Promise<OnlineTransition> {
