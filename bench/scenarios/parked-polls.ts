@@ -57,6 +57,10 @@ async function measure (server: ChildServer, pollUrl: string, ring: () => Promis
   await ring()
   const finished = await Promise.race([parked.allAnswered, sleep(10_000).then(() => NaN)])
   const answered = parked.answered()
+  if (answered < POLLS) {
+    // Which side lost it: polls the server still holds were not woken; none held means the answer was lost on the way.
+    console.error(`  ${POLLS - answered} of ${POLLS} polls unanswered after 10 s; the server still holds ${(await server.stats()).waiters} parked`)
+  }
   parked.close()
   return { idleRss: idle.rss, parkedRss: full.rss, perPollKb: (full.rss - idle.rss) / POLLS / 1024, heapPerPollKb: (full.heap - idle.heap) / POLLS / 1024, releaseMs: finished - started, answered }
 }
