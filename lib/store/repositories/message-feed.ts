@@ -86,8 +86,8 @@ export function createMessageFeedRepository (
 
     async updates (q: FeedQuery) {
       if (q.limit <= 0 || q.upTo.clock <= q.after.clock) return []
-      const rows = await read('feed-updates', q.selector, 'command', (where, slot, first) => messaging(db).selectFrom('commands').selectAll()
-        .where(where)
+      const rows = await read('feed-updates', q.selector, 'command', (where, slot, first) => messaging(db)
+        .selectFrom('commands').selectAll().where(where)
         .where('is_updated', '=', encodeBool(true))
         .where('last_updated', '>', slot(first))
         .where('last_updated', '<=', slot(first + 1))

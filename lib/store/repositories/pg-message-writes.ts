@@ -57,8 +57,10 @@ const VALUES_UP_TO = 3
 function inputRows (alias: string, columns: readonly InputColumn[], count: number, slot: SlotOf, first: number): RawBuilder<unknown> {
   const as = sql.raw(`${alias}(${[...columns.map(([name]) => name), 'ord'].join(', ')})`)
   if (count <= VALUES_UP_TO) {
+    // Column c of row r is slot first + c * count + r (inputValues lists the columns one after another).
+    const cell = (type: string, c: number, row: number): RawBuilder<unknown> => sql`${slot(first + c * count + row)}::${sql.raw(type)}`
     const rows = Array.from({ length: count }, (_, row) =>
-      sql`(${sql.join(columns.map(([, type], c) => sql`${slot(first + c * count + row)}::${sql.raw(type)}`))}, ${sql.raw(String(row + 1))}::bigint)`)
+      sql`(${sql.join(columns.map(([, type], c) => cell(type, c, row)))}, ${sql.raw(String(row + 1))}::bigint)`)
     return sql`select * from (values ${sql.join(rows)}) as ${as}`
   }
   const arrays = columns.map(([, type], c) => sql`${slot(first + c)}::${sql.raw(type)}[]`)
@@ -226,8 +228,8 @@ const NOTIFICATION_INPUT: readonly InputColumn[] = [
 
 /**
  * Each statement's text is built and compiled once per shape (`shapeKey`) by the store's query
- * templates: building it with Kysely's `sql` and compiling it cost more of the server's CPU than
- * the rest of the write (issue #26); a call only lists its values.
+ * templates, not per batch (Kysely's `sql` building and compiling these CTEs showed in CPU
+ * profiles, issue #26); a call only lists its values.
  *
  * @example
  * const rows = await pgInsertNotifications(db, templates, [input], Date.now(), { channel: 'devicehub_events' })
@@ -239,7 +241,8 @@ export async function pgInsertNotifications (
   const values = [now, batchClockReading(list, now), list.length, ...inputValues([
     list.map((n) => n.notification), list.map((n) => n.deviceId), list.map((n) => n.networkId),
     list.map((n) => n.deviceTypeId), list.map((n) => encodeJson(n.parameters))])]
-  const rows = await templates.run<NotificationRow>(db, shapeKey('notifications', list.length, ring), (slot) => compilable(db, sql<NotificationRow>`${prepared()}with input as (
+  const key = shapeKey('notifications', list.length, ring)
+  const rows = await templates.run<NotificationRow>(db, key, (slot) => compilable(db, sql<NotificationRow>`${prepared()}with input as (
       ${inputRows('i', NOTIFICATION_INPUT, list.length, slot, FIRST_INPUT)}
     ), d as (${draw('notification', slot(COUNT), slot(READING), ring)}),
     w as (
@@ -271,7 +274,8 @@ export async function pgInsertCommands (
     list.map((c) => c.command), list.map((c) => c.deviceId), list.map((c) => c.networkId), list.map((c) => c.deviceTypeId),
     list.map((c) => c.userId), list.map((c) => encodeJson(c.parameters)), list.map((c) => c.lifetime), list.map((c) => c.status),
     list.map((c) => encodeJson(c.result))])]
-  const rows = await templates.run<CommandRow>(db, shapeKey('commands', list.length, ring), (slot) => compilable(db, sql<CommandRow>`${prepared()}with input as (
+  const key = shapeKey('commands', list.length, ring)
+  const rows = await templates.run<CommandRow>(db, key, (slot) => compilable(db, sql<CommandRow>`${prepared()}with input as (
       ${inputRows('i', COMMAND_INPUT, list.length, slot, FIRST_INPUT)}
     ), d as (${draw('command', slot(COUNT), slot(READING), ring)}),
     w as (
@@ -310,7 +314,8 @@ export async function pgUpdateCommands (
     list.map((u) => u.patch.parameters === undefined || u.patch.parameters === null ? null : encodeJson(u.patch.parameters)),
     list.map((u) => u.patch.parameters !== undefined)])]
   type Row = CommandRow & { ord: number }
-  const rows = await templates.run<Row>(db, shapeKey('command-updates', list.length, ring), (slot) => compilable(db, sql<Row>`${prepared()}with input as (
+  const key = shapeKey('command-updates', list.length, ring)
+  const rows = await templates.run<Row>(db, key, (slot) => compilable(db, sql<Row>`${prepared()}with input as (
       ${inputRows('u', UPDATE_INPUT, list.length, slot, FIRST_INPUT)}
     ),
     -- Stamps only for the commands that exist: a missing one must not leave a hole in the draw chain.
