@@ -233,6 +233,8 @@ if (!existsSync(CHROMIUM)) {
     await until(accessAt + lifetimes.accessMs + 300)
     const before = refreshes.length
     await page.getByRole('link', { name: 'Networks' }).click()
+    // The devices page lists each device's network too: wait until the Networks page replaced it.
+    await page.getByRole('heading', { name: 'Networks' }).waitFor()
     await page.getByRole('cell', { name: 'Sample Network', exact: true }).waitFor()
     t.ok(refreshes.length > before, `the expired access token was renewed (${refreshes.length - before} refresh)`)
     t.equal(await page.locator('.error').count(), 0, 'without an error')

@@ -44,6 +44,8 @@ if (!existsSync(CHROMIUM)) {
       }
       const page = await adminPage(browser, consoleUrl, pageErrors)
       await page.getByRole('link', { name: 'Networks' }).click()
+      // The devices page lists each device's network too: wait until the Networks page replaced it.
+      await page.getByRole('heading', { name: 'Networks' }).waitFor()
       await page.getByRole('cell', { name: 'Barn', exact: true }).waitFor()
 
       await page.getByRole('button', { name: 'Delete Barn' }).click()
@@ -103,6 +105,8 @@ if (!existsSync(CHROMIUM)) {
     t.test('an old error banner goes away after the next success or a page change', async (t) => {
       const page = await adminPage(browser, consoleUrl, pageErrors)
       await page.getByRole('link', { name: 'Networks' }).click()
+      // The devices page lists each device's network too: wait until the Networks page replaced it.
+      await page.getByRole('heading', { name: 'Networks' }).waitFor()
       await page.getByRole('cell', { name: 'Sample Network', exact: true }).waitFor()
       const duplicate = await rest(server, admin, 'POST', '/network', { name: 'Sample Network' })
       t.equal(duplicate.status, 403)
