@@ -45,7 +45,8 @@ export interface KyselyStoreOptions {
  */
 export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, options: KyselyStoreOptions = {}): KyselyStore {
   const timing = createQueryTiming()
-  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing, createQueryTemplates(timing, dialect.templatePrefix))
+  const templates = createQueryTemplates(timing, dialect.templatePrefix)
+  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing, templates)
 }
 
 function build (

@@ -76,7 +76,8 @@ export function createDeviceRepository (db: Kysely<Database>, templates: QueryTe
   return {
     // Every request of a device path reads it (through the store's read cache): a template.
     async findById (id) {
-      const [row] = await templates.run(db, 'device-by-id', (slot) => db.selectFrom('devices').selectAll().where('device_id', '=', slot(0)), [id])
+      const [row] = await templates.run(db, 'device-by-id', (slot) => db.selectFrom('devices').selectAll()
+        .where('device_id', '=', slot(0)), [id])
       return row === undefined ? undefined : toDeviceRecord(row)
     },
     async insert (device) {

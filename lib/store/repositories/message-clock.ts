@@ -133,8 +133,8 @@ const TEMPLATE_LIST_MAX = 4
 export interface SelectorShape {
   key: string
   values: unknown[]
-  /** The condition, with the selector's values at slots `first` .. `first + values.length - 1`. */
-  where(slot: SlotOf, first: number): RawBuilder<SqlBool>
+  /** The condition, with the selector's values at slots 0 .. `values.length - 1`. */
+  where(slot: SlotOf): RawBuilder<SqlBool>
 }
 
 /**
@@ -146,7 +146,7 @@ export interface SelectorShape {
  *
  * @example
  * const shape = selectorShape(selector, 'command')
- * if (shape !== undefined) await templates.run(db, `feed:${shape.key}`, (slot) => query.where(shape.where(slot, 0)), shape.values)
+ * if (shape !== undefined) await templates.run(db, `feed:${shape.key}`, (slot) => query.where(shape.where(slot)), shape.values)
  */
 export function selectorShape (selector: MessageSelector, nameColumn: 'command' | 'notification'): SelectorShape | undefined {
   const { scope } = selector
@@ -162,8 +162,8 @@ export function selectorShape (selector: MessageSelector, nameColumn: 'command' 
   return {
     key,
     values,
-    where (slot, first) {
-      let next = first
+    where (slot) {
+      let next = 0
       // The same selector with a marker in each value's place, in the order of `values`.
       const marked = (list: readonly unknown[] | undefined): never[] | undefined => list?.map(() => slot(next++))
       const deviceIds = marked(lists[0])

@@ -43,7 +43,7 @@ export function createMessageFeedRepository (
       return db.executeQuery(query).then((result) => result.rows)
     }
     const first = shape.values.length
-    return templates.run(db, `${name}:${shape.key}`, (slot) => build(shape.where(slot, 0), slot, first), [...shape.values, ...values])
+    return templates.run(db, `${name}:${shape.key}`, (slot) => build(shape.where(slot), slot, first), [...shape.values, ...values])
   }
 
   return {
