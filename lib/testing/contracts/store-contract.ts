@@ -19,6 +19,7 @@ import { FULL_SCOPE } from '../../core/ports.js'
 import type { UserRecord } from '../../core/users/user-ports.js'
 import type { LogCursor } from '../../core/realtime/log-cursor.js'
 import { LOG_ORIGIN } from '../../core/realtime/log-cursor.js'
+import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import type { KyselyStore } from '../../store/kysely-store.js'
 
 /** What each check gets: a fresh, migrated, empty store of its own (the runner closes it). */
@@ -554,6 +555,43 @@ function sessionChecks (check: Register): void {
 
 }
 
+/** The feed's reads per selector shape (store/repositories/message-clock.ts, `selectorShape`). */
+function feedShapeChecks (check: Register): void {
+  check('feed: each selector reads its own rows, through a template per shape or built per call', async ({ store }) => {
+    const networkId = await store.networks.insert({ name: 'shape-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'shape-type', description: null })
+    const devices = ['shape-0', 'shape-1', 'shape-2', 'shape-3', 'shape-4', 'shape-5']
+    for (const id of devices) {
+      await store.devices.insert({ id, name: id, data: null, networkId, deviceTypeId, isBlocked: false })
+      await store.notifications.insert({ deviceId: id, networkId, deviceTypeId, parameters: null, notification: `n-${id}` })
+      await store.notifications.insert({ deviceId: id, networkId, deviceTypeId, parameters: null, notification: 'common' })
+    }
+    const upTo = await store.feed.position()
+    const read = async (selector: MessageSelector): Promise<string[]> =>
+      (await store.feed.notifications({ selector, after: LOG_ORIGIN, upTo, limit: 100 })).map((n) => `${n.deviceId}/${n.notification}`)
+    // The same shape (one device, one name) with other values: the second read must not see the first's.
+    same(await read({ scope: FULL_SCOPE, deviceIds: ['shape-0'], names: ['n-shape-0'] }), ['shape-0/n-shape-0'], 'one device, one name')
+    same(
+      await read({ scope: FULL_SCOPE, deviceIds: ['shape-1'], names: ['n-shape-1'] }), ['shape-1/n-shape-1'],
+      'the same shape, its own values'
+    )
+    same(await read({ scope: FULL_SCOPE, deviceIds: ['shape-2'], names: ['n-shape-3'] }), [], 'a name of another device: nothing')
+    // Lists longer than a template takes (more than four values) are built per call: the same rules.
+    same(
+      await read({ scope: FULL_SCOPE, deviceIds: devices.slice(0, 5), names: ['common'] }),
+      devices.slice(0, 5).map((id) => `${id}/common`), 'five devices'
+    )
+    same(
+      await read({ scope: { networkIds: [networkId, -1, -2, -3, -4], deviceTypeIds: 'all' }, deviceIds: ['shape-5'] }),
+      ['shape-5/n-shape-5', 'shape-5/common'], 'five networks in scope'
+    )
+    same(
+      await read({ scope: { networkIds: [-1], deviceTypeIds: [deviceTypeId] }, deviceIds: ['shape-5'] }), [],
+      'out of the scope\'s networks: nothing'
+    )
+  })
+}
+
 function messageChecks (check: Register): void {
   check('notifications: insert returns the stored record', async ({ store }) => {
     const parameters = { temperature: 21.5, unit: 'C', extra: { b: 2, a: 1 } }
@@ -969,6 +1007,7 @@ function buildContract (): Record<string, StoreContractCheck> {
   entityAndDeviceChecks(check)
   sessionChecks(check)
   messageChecks(check)
+  feedShapeChecks(check)
   batchChecks(check)
   settingChecks(check)
   pluginAndTransactionChecks(check)
