@@ -20,7 +20,7 @@ import { createPluginRepository } from './repositories/plugins.js'
 import { createPresenceRepository } from './repositories/presence.js'
 import { createPurgeRepository } from './repositories/purges.js'
 import { createUserRepository } from './repositories/users.js'
-import type { QueryTemplates } from './query-templates.js'
+import type { DirectExecutor, QueryRunner, QueryTemplates } from './query-templates.js'
 import { createQueryTemplates } from './query-templates.js'
 import type { QueryTiming } from './query-timing.js'
 import { createQueryTiming } from './query-timing.js'
@@ -37,6 +37,11 @@ export interface KyselyStore extends Store {
 export interface KyselyStoreOptions {
   /** The read cache of users, assignments and devices (read-cache.ts); `{ ttlMs: 0 }` turns it off. */
   readCache?: ReadCacheOptions
+  /**
+   * The dialect's way to run the query templates past Kysely's executor, given the store's own
+   * handle (`db` with the store's plugins): sqlite-direct.ts, postgres.ts. Default: none.
+   */
+  directExecutor?: (root: QueryRunner) => DirectExecutor
 }
 
 /**
@@ -45,8 +50,9 @@ export interface KyselyStoreOptions {
  */
 export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, options: KyselyStoreOptions = {}): KyselyStore {
   const timing = createQueryTiming()
-  const templates = createQueryTemplates(timing, dialect.templatePrefix)
-  return build(db.withPlugin(timing.plugin), dialect, undefined, createReadCache(options.readCache), timing, templates)
+  const root = db.withPlugin(timing.plugin)
+  const templates = createQueryTemplates({ timing, prefix: dialect.templatePrefix, direct: options.directExecutor?.(root) })
+  return build(root, dialect, undefined, createReadCache(options.readCache), timing, templates)
 }
 
 function build (

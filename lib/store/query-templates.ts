@@ -7,6 +7,10 @@
  * it a named prepared statement: dialects/prepared-statements.ts). A statement whose shape depends
  * on its input (a patch's columns) takes one template per shape, named by its key, so the
  * statements a connection prepares stay as few as the templates.
+ *
+ * The text is compiled already, so what Kysely's executor would add per call is only its promise
+ * layers, connection providers and plugins: where the dialect can run a text on the right
+ * connection itself (a `DirectExecutor`), the template goes straight there.
  */
 import { CompiledQuery } from 'kysely'
 import type { Compilable, QueryResult } from 'kysely'
@@ -19,7 +23,17 @@ class Slot {
 
 /** Where a template runs: the store's pool or one of its transactions. */
 export interface QueryRunner {
+  readonly isTransaction: boolean
   executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>
+}
+
+/**
+ * Runs a compiled text on the connection a handle stands for, past Kysely's executor. Returns
+ * undefined where it cannot do that safely at this moment; the template then goes through
+ * `db.executeQuery` as any query would.
+ */
+export interface DirectExecutor {
+  execute(db: QueryRunner, sql: string, parameters: readonly unknown[]): unknown[] | Promise<unknown[]> | undefined
 }
 
 /** A marker in a value's place; typed `never` so it fits any column's value. */
@@ -43,18 +57,25 @@ export interface QueryTemplates {
   run<R>(db: QueryRunner, key: string, build: (slot: SlotOf) => Compilable<R>, values: readonly unknown[]): Promise<R[]>
 }
 
+export interface QueryTemplateOptions {
+  /** Where run times are reported (the store's query metrics). */
+  timing?: QueryTiming
+  /** Goes before each text that does not start with it already (the dialect's `templatePrefix`). */
+  prefix?: string
+  /** The dialect's own way to run a text (default: none, every call goes through Kysely). */
+  direct?: DirectExecutor
+}
+
 const OPERATIONS: Record<string, string> = {
   SelectQueryNode: 'select', InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete', RawNode: 'raw'
 }
 
 /**
- * `prefix` goes before each text that does not start with it already (the dialect's
- * `templatePrefix`).
- *
  * @example
- * const templates = createQueryTemplates(timing, '')
+ * const templates = createQueryTemplates({ timing, prefix: dialect.templatePrefix })
  */
-export function createQueryTemplates (timing?: QueryTiming, prefix = ''): QueryTemplates {
+export function createQueryTemplates (options: QueryTemplateOptions = {}): QueryTemplates {
+  const { timing, prefix = '', direct } = options
   const templates = new Map<string, Template>()
 
   const compile = (build: (slot: SlotOf) => Compilable<unknown>): Template => {
@@ -71,11 +92,12 @@ export function createQueryTemplates (timing?: QueryTiming, prefix = ''): QueryT
       let template = templates.get(key)
       if (template === undefined) templates.set(key, template = compile(build))
       const parameters = template.parameters.map((p) => 'index' in p ? values[p.index] : p.value)
-      const query = CompiledQuery.raw(template.sql, parameters)
-      const result = timing === undefined
-        ? await db.executeQuery<R>(query)
-        : await timing.time(template.operation, () => db.executeQuery<R>(query))
-      return result.rows
+      const started = timing?.listening === true ? performance.now() : -1
+      let rows = direct?.execute(db, template.sql, parameters) as R[] | Promise<R[]> | undefined
+      if (rows === undefined) rows = (await db.executeQuery<R>(CompiledQuery.raw(template.sql, parameters))).rows
+      else if (rows instanceof Promise) rows = await rows
+      if (started >= 0) timing?.report(template.operation, (performance.now() - started) / 1000)
+      return rows
     }
   }
 }

@@ -18,8 +18,10 @@ export interface QueryTiming {
   readonly plugin: KyselyPlugin
   /** Adds a listener; returns the function that removes it. */
   observe(listener: QueryListener): () => void
-  /** Times a query compiled outside the plugin's view (query-templates.ts). */
-  time<T>(operation: string, run: () => Promise<T>): Promise<T>
+  /** Whether anyone listens: a query run outside the plugin's view (query-templates.ts) is timed only then. */
+  readonly listening: boolean
+  /** Tells the listeners of such a query. */
+  report(operation: string, seconds: number): void
 }
 
 /**
@@ -47,13 +49,11 @@ export function createQueryTiming (): QueryTiming {
         return args.result
       }
     },
-    async time (operation, run) {
-      if (listeners.size === 0) return run()
-      const at = performance.now()
-      const result = await run()
-      const seconds = (performance.now() - at) / 1000
+    get listening () {
+      return listeners.size > 0
+    },
+    report (operation, seconds) {
       for (const listener of listeners) listener({ operation, seconds })
-      return result
     },
     observe (listener) {
       listeners.add(listener)

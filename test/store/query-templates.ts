@@ -15,7 +15,7 @@ async function check (t: Test, store: KyselyStore): Promise<void> {
   const timing = createQueryTiming()
   const seen: string[] = []
   timing.observe(({ operation }) => seen.push(operation))
-  const templates = createQueryTemplates(timing)
+  const templates = createQueryTemplates({ timing })
   let builds = 0
   const sum = (a: number, b: number, db = store.db): Promise<Array<{ total: number, label: string }>> => templates.run(db, 'sum', (slot) => {
     builds++

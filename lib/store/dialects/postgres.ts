@@ -15,6 +15,7 @@ import type { Durability } from '../durability.js'
 import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
+import type { DirectExecutor, QueryRunner } from '../query-templates.js'
 import { migrateToLatest, postgresMigrationDialect } from '../migrations/index.js'
 import { createPgMessageWrites } from '../repositories/pg-message-writes.js'
 
@@ -85,7 +86,23 @@ export async function openPostgresStore (url: string, options: PostgresStoreOpti
     await db.destroy()
     throw error
   }
-  return createKyselyStore(db, postgresDialect)
+  return createKyselyStore(db, postgresDialect, { directExecutor: (root) => pooledTemplates(pool, root) })
+}
+
+/**
+ * The store's query templates straight on the pool (issue #26): `pool.query` takes a connection,
+ * runs the text (named when marked: prepared-statements.ts) and gives it back, which is what
+ * Kysely's executor does for a compiled query, less its promise layers and plugins. Only for the
+ * store's own handle: a transaction's statements, or those of a handle bound to one connection,
+ * must run on that connection, through Kysely.
+ */
+function pooledTemplates (pool: Pool, root: QueryRunner): DirectExecutor {
+  return {
+    execute (db, text, parameters) {
+      if (db !== root) return undefined
+      return pool.query(text, parameters as unknown[]).then((result) => result.rows as unknown[])
+    }
+  }
 }
 
 /**

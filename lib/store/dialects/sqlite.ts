@@ -3,7 +3,7 @@
  * keys on, a busy timeout, and the migrations run on open. `:memory:` gives a private in-memory
  * database.
  */
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely } from 'kysely'
 import type { Durability } from '../durability.js'
 import type { Database as Schema } from '../database.js'
 import type { StoreDialect } from '../dialect.js'
@@ -11,6 +11,7 @@ import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
 import { migrateToLatest, sqliteMigrationDialect } from '../migrations/index.js'
 import { startCheckpointer } from './sqlite-checkpointer.js'
+import { directSqlite } from './sqlite-direct.js'
 import { openSqliteConnection, sqliteErrorCode } from './sqlite-driver.js'
 import { cachingDatabase } from './statement-cache.js'
 
@@ -66,7 +67,8 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
     database.close()
     throw error
   }
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: cachingDatabase(database) }) })
+  const direct = directSqlite(cachingDatabase(database))
+  const db = new Kysely<Schema>({ dialect: direct.dialect })
   if (options.migrate !== false) {
     try {
       await migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect)
@@ -75,7 +77,7 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
       throw error
     }
   }
-  const store = createKyselyStore(db, sqliteDialect)
+  const store = createKyselyStore(db, sqliteDialect, { directExecutor: () => direct.executor })
   if (!isFile) return store
   const checkpointer = startCheckpointer(path)
   const close = store.close.bind(store)

@@ -1,0 +1,84 @@
+/**
+ * The store's query templates run on the SQLite connection itself (issue #26). Kysely's SQLite
+ * driver runs each statement synchronously anyway, behind a mutex that hands its single connection
+ * to one query or transaction at a time; a compiled template going through it spends more on that
+ * machinery (the executor's promise layers, the connection providers, the mutex, the result's
+ * BigInts) than SQLite spends on the statement. A template runs directly when that cannot change
+ * what any transaction sees:
+ *
+ * - inside a transaction of this store: the transaction holds the only connection, so the
+ *   statement runs in it, as Kysely would run it;
+ * - outside one, while no transaction is open: a statement in autocommit mode, which Kysely would
+ *   only have queued behind other single statements (each atomic, none in a transaction).
+ *
+ * Outside a transaction while one is open (between its `begin` and its `commit` or `rollback`), it
+ * goes through Kysely and waits for the connection: run now, it would join that transaction.
+ */
+import type { DatabaseConnection, SqliteDatabase, SqliteDialectConfig } from 'kysely'
+import { SqliteDialect, SqliteDriver } from 'kysely'
+import type { DirectExecutor } from '../query-templates.js'
+
+/** Kysely's driver, counting the transactions open on its connection. */
+class CountingDriver extends SqliteDriver {
+  open = 0
+
+  override async beginTransaction (connection: DatabaseConnection): Promise<void> {
+    // Counted before `begin` runs, so no direct statement can slip in between.
+    this.open++
+    try {
+      await super.beginTransaction(connection)
+    } catch (error) {
+      this.open--
+      throw error
+    }
+  }
+
+  override async commitTransaction (connection: DatabaseConnection): Promise<void> {
+    // A failed commit leaves the transaction open; Kysely rolls it back next.
+    await super.commitTransaction(connection)
+    this.open--
+  }
+
+  override async rollbackTransaction (connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection)
+    } finally {
+      this.open--
+    }
+  }
+}
+
+export interface DirectSqlite {
+  /** The dialect to give Kysely. */
+  readonly dialect: SqliteDialect
+  /** Runs templates on `database` where the rules above allow it. */
+  readonly executor: DirectExecutor
+}
+
+/**
+ * @example
+ * const direct = directSqlite(cachingDatabase(openSqliteConnection(path)))
+ * const db = new Kysely<Schema>({ dialect: direct.dialect })
+ * const store = createKyselyStore(db, sqliteDialect, { directExecutor: () => direct.executor })
+ */
+export function directSqlite (database: SqliteDatabase): DirectSqlite {
+  const config: SqliteDialectConfig = { database }
+  const driver = new CountingDriver(config)
+  const dialect = new (class extends SqliteDialect {
+    override createDriver (): SqliteDriver {
+      return driver
+    }
+  })(config)
+  return {
+    dialect,
+    executor: {
+      execute (db, sql, parameters) {
+        if (!db.isTransaction && driver.open > 0) return undefined
+        const statement = database.prepare(sql)
+        if (statement.reader) return statement.all(parameters) as unknown[]
+        statement.run(parameters)
+        return []
+      }
+    }
+  }
+}
