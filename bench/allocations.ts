@@ -10,6 +10,7 @@
  *   BENCH_SECONDS=12 BENCH_CHILD_ARGS=--inspect=9339 npm run bench -- roundtrip &
  *   # once the devicehub child has warmed up (about 7 s after it starts):
  *   node --import tsx bench/allocations.ts 9339 6 /tmp/roundtrip.heapprofile
+ *   # with --live: only what was not collected again by the end (what survived scavenges)
  */
 import { writeFileSync } from 'node:fs'
 import WebSocket from 'ws'
@@ -18,7 +19,7 @@ interface CallFrame { functionName: string, url: string, lineNumber: number }
 interface ProfileNode { callFrame: CallFrame, selfSize: number, children?: ProfileNode[] }
 interface Reply { id?: number, result?: { profile?: { head: ProfileNode } } }
 
-async function sample (port: number, seconds: number): Promise<{ head: ProfileNode }> {
+async function sample (port: number, seconds: number, live: boolean): Promise<{ head: ProfileNode }> {
   const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json() as Array<{ webSocketDebuggerUrl: string }>
   const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl)
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
@@ -36,7 +37,8 @@ async function sample (port: number, seconds: number): Promise<{ head: ProfileNo
   try {
     await send('HeapProfiler.enable')
     await send('HeapProfiler.startSampling', {
-      samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true
+      // Live only: finer samples, as what stays is a small part of what is allocated.
+      samplingInterval: live ? 1024 : 8192, includeObjectsCollectedByMajorGC: !live, includeObjectsCollectedByMinorGC: !live
     })
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
     const { result } = await send('HeapProfiler.stopSampling')
@@ -62,8 +64,9 @@ function print (title: string, counts: Map<string, number>, total: number, rows:
   for (const [key, bytes] of sorted) console.log(`${(bytes / total * 100).toFixed(1).padStart(5)}%  ${key}`)
 }
 
-const [port, seconds, out] = [Number(process.argv[2] ?? 9339), Number(process.argv[3] ?? 6), process.argv[4]]
-const profile = await sample(port, seconds)
+const live = process.argv.includes('--live')
+const [port, seconds, out] = process.argv.slice(2).filter((a) => a !== '--live')
+const profile = await sample(Number(port ?? 9339), Number(seconds ?? 6), live)
 if (out !== undefined) writeFileSync(out, JSON.stringify(profile))
 const byModule = new Map<string, number>()
 const byFunction = new Map<string, number>()
@@ -83,7 +86,7 @@ while (stack.length > 0) {
   add(byOurFrame, nearest, node.selfSize)
   for (const child of node.children ?? []) stack.push([child, nearest])
 }
-console.log(`${(total / 1024 / 1024).toFixed(0)} MB sampled over ${seconds} s`)
+console.log(`${(total / 1024 / 1024).toFixed(1)} MB sampled over ${seconds ?? 6} s${live ? ', not collected by the end' : ''}`)
 print('by module', byModule, total, 15)
 print('by function', byFunction, total, 25)
 print('by the nearest devicehub frame (what our code made allocate)', byOurFrame, total, 20)
