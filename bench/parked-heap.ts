@@ -88,7 +88,7 @@ async function park (server: ChildServer, count: number, parked: () => Promise<n
 }
 
 async function measure (name: 'devicehub-server' | 'baseline-server', count: number): Promise<{ perPoll: number, rows: Array<[string, number, number]> }> {
-  process.env.BENCH_CHILD_ARGS = `--inspect=${INSPECTOR_PORT}`
+  process.env.BENCH_CHILD_ARGS = `${process.env.BENCH_CHILD_ARGS ?? ''} --inspect=${INSPECTOR_PORT}`
   const server = await startChild(name)
   try {
     // The baseline does not count its parked device polls: it gets a fixed 1.5 s to park them.

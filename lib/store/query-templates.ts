@@ -15,6 +15,7 @@
 import { CompiledQuery } from 'kysely'
 import type { Compilable, QueryResult } from 'kysely'
 import type { QueryTiming } from './query-timing.js'
+import { operationOf } from './query-timing.js'
 
 /** Stands for the value at `index` of a call's values while a template is built. */
 class Slot {
@@ -66,10 +67,6 @@ export interface QueryTemplateOptions {
   direct?: DirectExecutor
 }
 
-const OPERATIONS: Record<string, string> = {
-  SelectQueryNode: 'select', InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete', RawNode: 'raw'
-}
-
 /**
  * @example
  * const templates = createQueryTemplates({ timing, prefix: dialect.templatePrefix })
@@ -83,7 +80,7 @@ export function createQueryTemplates (options: QueryTemplateOptions = {}): Query
     return {
       sql: compiled.sql.startsWith(prefix) ? compiled.sql : prefix + compiled.sql,
       parameters: compiled.parameters.map((p) => p instanceof Slot ? { index: p.index } : { value: p }),
-      operation: OPERATIONS[compiled.query.kind] ?? 'other'
+      operation: operationOf(compiled.query.kind)
     }
   }
 

@@ -14,6 +14,16 @@ const OPERATIONS: Record<string, string> = {
   RawNode: 'raw'
 }
 
+/**
+ * The operation label of a query's root node kind, as the metrics report it.
+ *
+ * @example
+ * operationOf('SelectQueryNode') // 'select'
+ */
+export function operationOf (kind: string): string {
+  return OPERATIONS[kind] ?? 'other'
+}
+
 export interface QueryTiming {
   readonly plugin: KyselyPlugin
   /** Adds a listener; returns the function that removes it. */
@@ -36,7 +46,7 @@ export function createQueryTiming (): QueryTiming {
   return {
     plugin: {
       transformQuery (args: PluginTransformQueryArgs): RootOperationNode {
-        if (listeners.size > 0) started.set(args.queryId, { at: performance.now(), operation: OPERATIONS[args.node.kind] ?? 'other' })
+        if (listeners.size > 0) started.set(args.queryId, { at: performance.now(), operation: operationOf(args.node.kind) })
         return args.node
       },
       async transformResult (args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {

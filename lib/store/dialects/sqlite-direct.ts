@@ -48,6 +48,17 @@ class CountingDriver extends SqliteDriver {
   }
 }
 
+/** Kysely's SQLite dialect over one given driver (the counting one). */
+class CountingDialect extends SqliteDialect {
+  constructor (config: SqliteDialectConfig, private readonly driver: CountingDriver) {
+    super(config)
+  }
+
+  override createDriver (): SqliteDriver {
+    return this.driver
+  }
+}
+
 export interface DirectSqlite {
   /** The dialect to give Kysely. */
   readonly dialect: SqliteDialect
@@ -64,13 +75,8 @@ export interface DirectSqlite {
 export function directSqlite (database: SqliteDatabase): DirectSqlite {
   const config: SqliteDialectConfig = { database }
   const driver = new CountingDriver(config)
-  const dialect = new (class extends SqliteDialect {
-    override createDriver (): SqliteDriver {
-      return driver
-    }
-  })(config)
   return {
-    dialect,
+    dialect: new CountingDialect(config, driver),
     executor: {
       execute (db, sql, parameters) {
         if (!db.isTransaction && driver.open > 0) return undefined
