@@ -773,6 +773,28 @@ function batchChecks (check: Register): void {
     const [after] = await store.notifications.insertMany([good], Date.now())
     same(await stored(), [after], 'the store writes again after it (and the query above would have seen a row)')
   })
+
+  // The message writes and command updates run as the store's query templates, which a dialect may
+  // run past Kysely's executor: inside a transaction they must still run on its connection.
+  check('messages: writes inside a transaction that rolls back are undone with it', async ({ store }) => {
+    const networkId = await store.networks.insert({ name: 'undo-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'undo-type', description: null })
+    await store.devices.insert({ id: 'dev-undo', name: 'd', data: null, networkId, deviceTypeId, isBlocked: false })
+    const base = { deviceId: 'dev-undo', networkId, deviceTypeId }
+    const command = await store.commands.insert({ ...base, command: 'kept', userId: null, parameters: null, lifetime: null,
+      status: null, result: null }, Date.now())
+    await assert.rejects(store.transaction(async (tx) => {
+      await tx.notifications.insert({ ...base, notification: 'undone', parameters: null }, Date.now())
+      await tx.commands.insert({ ...base, command: 'undone', userId: null, parameters: null, lifetime: null, status: null, result: null },
+        Date.now())
+      await tx.commands.update('dev-undo', command.id, { status: 'undone' }, Date.now())
+      throw new Error('roll back')
+    }), /roll back/)
+    const query = { scope: FULL_SCOPE, deviceIds: ['dev-undo'], sortField: 'timestamp', take: 100 } as const
+    same(await store.notifications.query(query), [], 'the notification is gone')
+    same((await store.commands.query(query)).map((c) => c.command), ['kept'], 'the command insert is gone')
+    same((await store.commands.findById(command.id))?.status, null, 'the command update is gone')
+  })
 }
 
 function settingChecks (check: Register): void {

@@ -11,6 +11,7 @@ import { openSqliteConnection } from '../../../lib/store/dialects/sqlite-driver.
 import { cachingDatabase } from '../../../lib/store/dialects/statement-cache.js'
 import type { QueryRunner } from '../../../lib/store/query-templates.js'
 import { createQueryTemplates } from '../../../lib/store/query-templates.js'
+import { createQueryTiming } from '../../../lib/store/query-timing.js'
 
 interface Schema {
   items: { id: number, name: string }
@@ -27,14 +28,17 @@ async function open (t: Test) {
   await sql`create table parents (id integer primary key)`.execute(db)
   await sql`create table children (id integer primary key,
     parent integer not null references parents(id) deferrable initially deferred)`.execute(db)
-  const templates = createQueryTemplates({ direct: direct.executor })
+  const timing = createQueryTiming()
+  const timed: string[] = []
+  timing.observe(({ operation, seconds }) => { if (seconds >= 0) timed.push(operation) })
+  const templates = createQueryTemplates({ direct: direct.executor, timing })
   const insert = (h: Kysely<Schema>, id: number, name: string) =>
     templates.run(h, 'insert', (slot) => h.insertInto('items').values({ id: slot(0), name: slot(1) }), [id, name])
   const names = async (h: Kysely<Schema>) =>
     (await templates.run(h, 'names', () => h.selectFrom('items').select('name').orderBy('id'), [])).map((r) => r.name)
   /** Whether a text would run directly on `h` now (it returns rows) or wait (undefined). */
   const runsNow = (h: QueryRunner) => direct.executor.execute(h, 'select 1 as x', []) !== undefined
-  return { db, insert, names, runsNow }
+  return { db, insert, names, runsNow, timed }
 }
 
 const ticks = async (n: number) => {
@@ -42,10 +46,11 @@ const ticks = async (n: number) => {
 }
 
 t.test('outside a transaction while none is open, a template runs directly', async (t) => {
-  const { db, insert, names, runsNow } = await open(t)
+  const { db, insert, names, runsNow, timed } = await open(t)
   t.ok(runsNow(db))
   await insert(db, 1, 'one')
   t.same(await names(db), ['one'])
+  t.same(timed, ['insert', 'select'], 'a direct run is timed for the metrics like any query')
 })
 
 t.test('while a transaction is open, outside templates wait; its own run in it', async (t) => {
