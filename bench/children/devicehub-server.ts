@@ -6,13 +6,10 @@
  * With BENCH_INIT=1 it only initialises the database and exits: the first start hashes the
  * admin password with scrypt, whose memory would otherwise stay in the measured RSS.
  */
-import { keepYoungGenerationSmall } from '../../lib/cli/memory-tuning.js'
 import { startServer } from '../../lib/start-server.js'
 
 const db = process.env.BENCH_DB
 if (db === undefined) throw new Error('BENCH_DB is not set')
-// Run the server as `devicehub serve` does, V8 tuning included.
-keepYoungGenerationSmall()
 // BENCH_DURABILITY=full|normal overrides the default (normal on SQLite, the server's setting on PostgreSQL).
 const durability = process.env.BENCH_DURABILITY === 'full' || process.env.BENCH_DURABILITY === 'normal' ? process.env.BENCH_DURABILITY : undefined
 // BENCH_MQTT=1: the MQTT endpoint too, on a port of its own (bench/mqtt.ts).

@@ -7,7 +7,6 @@ import { SERVER_VERSION } from '../core/version.js'
 import { startServer } from '../start-server.js'
 import type { LogFormat } from './logger.js'
 import { createLoggerOptions } from './logger.js'
-import { keepYoungGenerationSmall } from './memory-tuning.js'
 import { describeLocation } from '../store/open-store.js'
 import type { CliIo } from './cli-io.js'
 import { checkAdminPassword, checkBasePath } from './serve-checks.js'
@@ -50,7 +49,6 @@ export interface ServeOptions {
 export async function runServe (options: ServeOptions, io: CliIo): Promise<void> {
   checkBasePath(options.basePath)
   checkAdminPassword(options.adminPassword)
-  keepYoungGenerationSmall()
   const server = await startServer({
     db: options.db,
     port: options.port,
