@@ -14,7 +14,10 @@
  * the database's own CPU per request (every `postgres` process on this machine, from /proc) and
  * the queries sent.
  *
- * Run: `node --import tsx scripts/cost-cpu.ts roundtrip|insert <tree> [<tree>...] [--rounds 2] [--count 3000]`.
+ * `--clients N` (at most 50, the default) runs fewer loops: with 1 every write is a batch of its
+ * own, as under a paced load.
+ *
+ * Run: `node --import tsx scripts/cost-cpu.ts roundtrip|insert <tree> [<tree>...] [--rounds 2] [--count 3000] [--clients 50]`.
  */
 import { fork } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
@@ -145,12 +148,12 @@ async function call (child: Child, method: string, url: string, body?: unknown):
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
 }
 
-/** `count` command round trips over PAIRS closed-loop pairs. */
-async function roundTrips (child: Child, count: number): Promise<void> {
+/** `count` command round trips over `clients` closed-loop pairs. */
+async function roundTrips (child: Child, count: number, clients: number): Promise<void> {
   let left = count
   let serving = true
   const marker = await call(child, 'POST', `${child.url}/device/pair-0/command`, { command: 'cursor' }) as { body: { timestamp: string } }
-  const devices = Array.from({ length: PAIRS }, (_, i) => `pair-${i}`)
+  const devices = Array.from({ length: clients }, (_, i) => `pair-${i}`)
   const deviceLoops = devices.map(async (device) => {
     let cursor = marker.body.timestamp
     while (serving) {
@@ -175,10 +178,10 @@ async function roundTrips (child: Child, count: number): Promise<void> {
   await Promise.all(deviceLoops)
 }
 
-/** `count` notification inserts from PAIRS concurrent clients. */
-async function inserts (child: Child, count: number): Promise<void> {
+/** `count` notification inserts from `clients` concurrent clients. */
+async function inserts (child: Child, count: number, clients: number): Promise<void> {
   let left = count
-  await Promise.all(Array.from({ length: PAIRS }, async (_, i) => {
+  await Promise.all(Array.from({ length: clients }, async (_, i) => {
     while (left > 0) {
       left--
       const res = await call(child, 'POST', `${child.url}/device/pair-${i}/notification`, { notification: 'temp', parameters: { t: left } })
@@ -198,9 +201,10 @@ async function main (): Promise<void> {
   }
   const rounds = option('--rounds', 2)
   const count = option('--count', 3000)
+  const clients = Math.min(PAIRS, Math.max(1, option('--clients', PAIRS)))
   const [workload, ...trees] = args
   if ((workload !== 'roundtrip' && workload !== 'insert') || trees.length === 0) {
-    console.error('usage: cost-cpu.ts roundtrip|insert <tree> [<tree>...] [--rounds 2] [--count 3000]')
+    console.error('usage: cost-cpu.ts roundtrip|insert <tree> [<tree>...] [--rounds 2] [--count 3000] [--clients 50]')
     process.exit(2)
   }
   const run = workload === 'roundtrip' ? roundTrips : inserts
@@ -211,11 +215,11 @@ async function main (): Promise<void> {
       const pgUrl = benchPostgresUrl()
       const child = await start(resolve(tree), pgUrl === undefined ? join(dir, 'cpu.db') : await createBenchDatabase(pgUrl))
       try {
-        await run(child, Math.min(300, count))
+        await run(child, Math.min(300, count), clients)
         const before = await cpu(child)
         const pgBefore = postgresCpu()
         const started = performance.now()
-        await run(child, count)
+        await run(child, count, clients)
         const after = await cpu(child)
         const database = pgUrl === undefined ? '' : `, database ${((postgresCpu() - pgBefore) / count).toFixed(0)} µs`
         const us = after.us - before.us

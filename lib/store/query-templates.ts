@@ -35,10 +35,29 @@ export interface QueryRunner {
  */
 export interface DirectExecutor {
   execute(db: QueryRunner, sql: string, parameters: readonly unknown[]): unknown[] | Promise<unknown[]> | undefined
+  /**
+   * Runs `body` now as one whole transaction on the connection of `db` (the store's own handle),
+   * synchronously, each statement through `execute`, and answers its value; undefined where it
+   * cannot (inside a transaction, while another is open, or never on this dialect).
+   */
+  transaction<T>(db: QueryRunner, body: (execute: (sql: string, parameters: readonly unknown[]) => unknown[]) => T): { value: T } | undefined
 }
 
 /** A marker in a value's place; typed `never` so it fits any column's value. */
 export type SlotOf = (index: number) => never
+
+/** One statement of {@link QueryTemplates.transact}: the arguments of `run`, as a value. */
+export interface TemplateCall {
+  key: string
+  build: (slot: SlotOf) => Compilable<unknown>
+  values: readonly unknown[]
+}
+
+/**
+ * The statements of one write, each needing the rows of the one before (a clock step, then the
+ * row it stamps): a generator that yields each statement and is resumed with its rows.
+ */
+export type TemplateSteps<T> = Generator<TemplateCall, T, unknown[]>
 
 interface Template {
   sql: string
@@ -56,6 +75,16 @@ export interface QueryTemplates {
    * const rows = await templates.run(db, 'command-by-id', (slot) => db.selectFrom('commands').selectAll().where('id', '=', slot(0)), [id])
    */
   run<R>(db: QueryRunner, key: string, build: (slot: SlotOf) => Compilable<R>, values: readonly unknown[]): Promise<R[]>
+  /**
+   * Runs the statements of `steps` as one transaction. Outside a transaction, where the dialect
+   * can run a whole one at once (SQLite while no other is open), it does, in one synchronous
+   * step: no transaction object, no promise per statement. Otherwise `open` opens one (or joins
+   * the caller's) and the statements run in it through `run`.
+   *
+   * @example
+   * const record = await templates.transact(db, () => insertSteps(input), (body) => inTransaction(db, body))
+   */
+  transact<T>(db: QueryRunner, steps: () => TemplateSteps<T>, open: (body: (trx: QueryRunner) => Promise<T>) => Promise<T>): Promise<T>
 }
 
 export interface QueryTemplateOptions {
@@ -84,17 +113,49 @@ export function createQueryTemplates (options: QueryTemplateOptions = {}): Query
     }
   }
 
-  return {
-    async run<R>(db: QueryRunner, key: string, build: (slot: SlotOf) => Compilable<R>, values: readonly unknown[]): Promise<R[]> {
-      let template = templates.get(key)
-      if (template === undefined) templates.set(key, template = compile(build))
-      const parameters = template.parameters.map((p) => 'index' in p ? values[p.index] : p.value)
+  const templateOf = (key: string, build: (slot: SlotOf) => Compilable<unknown>): Template => {
+    let template = templates.get(key)
+    if (template === undefined) templates.set(key, template = compile(build))
+    return template
+  }
+  const parametersOf = (template: Template, values: readonly unknown[]): unknown[] =>
+    template.parameters.map((p) => 'index' in p ? values[p.index] : p.value)
+
+  const run = async <R>(db: QueryRunner, key: string, build: (slot: SlotOf) => Compilable<R>, values: readonly unknown[]): Promise<R[]> => {
+    const template = templateOf(key, build)
+    const parameters = parametersOf(template, values)
+    const started = timing?.listening === true ? performance.now() : -1
+    let rows = direct?.execute(db, template.sql, parameters) as R[] | Promise<R[]> | undefined
+    if (rows === undefined) rows = (await db.executeQuery<R>(CompiledQuery.raw(template.sql, parameters))).rows
+    else if (rows instanceof Promise) rows = await rows
+    if (started >= 0) timing?.report(template.operation, (performance.now() - started) / 1000)
+    return rows
+  }
+
+  /** The steps, each statement run at once by `execute` (inside the dialect's own transaction). */
+  const runAtOnce = <T>(steps: TemplateSteps<T>, execute: (sql: string, parameters: readonly unknown[]) => unknown[]): T => {
+    let next = steps.next()
+    while (next.done !== true) {
+      const template = templateOf(next.value.key, next.value.build)
       const started = timing?.listening === true ? performance.now() : -1
-      let rows = direct?.execute(db, template.sql, parameters) as R[] | Promise<R[]> | undefined
-      if (rows === undefined) rows = (await db.executeQuery<R>(CompiledQuery.raw(template.sql, parameters))).rows
-      else if (rows instanceof Promise) rows = await rows
+      const rows = execute(template.sql, parametersOf(template, next.value.values))
       if (started >= 0) timing?.report(template.operation, (performance.now() - started) / 1000)
-      return rows
+      next = steps.next(rows)
+    }
+    return next.value
+  }
+
+  return {
+    run,
+    async transact (db, steps, open) {
+      const done = db.isTransaction ? undefined : direct?.transaction(db, (execute) => runAtOnce(steps(), execute))
+      if (done !== undefined) return done.value
+      return open(async (trx) => {
+        const iterator = steps()
+        let next = iterator.next()
+        while (next.done !== true) next = iterator.next(await run(trx, next.value.key, next.value.build, next.value.values))
+        return next.value
+      })
     }
   }
 }

@@ -10,6 +10,7 @@
  * group-committed here: notification inserts with one transaction, one clock step and one
  * multi-row INSERT per batch; command inserts and updates with one transaction per batch (each
  * its own clock step and statement, in call order). A failing batch is retried write by write.
+ * Those writes are published once their batch committed, in batch order.
  *
  * Where commits land out of stamp order (PostgreSQL with its bus), a {@link LogOrder} the
  * dialect builds (log-ordering.ts) holds the mark; elsewhere commits follow stamps and the mark is
@@ -149,6 +150,13 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     tx.afterCommit(() => onWritten(event.kind))
   }
 
+  /** Publishes a write that has committed already and counts it. */
+  const announce = async (kind: MessageKind, record: NotificationRecord | CommandRecord): Promise<void> => {
+    local?.note(kind, record)
+    await bus.publish(messageEvent(kind, record))
+    onWritten(kind)
+  }
+
   /** A write that rode its statement: committed with it (or with `tx`). */
   const rode = (event: MessageEvent, tx: Store | undefined): void => {
     const done = (): void => {
@@ -159,14 +167,17 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     else tx.afterCommit(done)
   }
 
-  const combiner = createWriteCombiner((batch: NewNotification[]) => store.transaction(async (tx) => {
-    const inserted = await tx.notifications.insertMany(batch, clock.now())
-    for (const row of inserted) {
-      local?.note('notification', row)
-      await publish(messageEvent('notification', row), tx)
-    }
-    return inserted
-  }), { maxBatch: MAX_BATCH })
+  /**
+   * Runs a write of the store's in a transaction: on SQLite each repository write is one of its
+   * own, run at once (QueryTemplates.transact; commits follow stamps there); elsewhere it runs in
+   * a transaction opened here, so that batches commit one after the other, in stamp order.
+   */
+  const committed = <T>(fn: (target: Store) => Promise<T>): Promise<T> =>
+    store.dialect === 'sqlite' ? fn(store) : store.transaction(fn)
+
+  // One multi-row insert (one clock step) per batch.
+  const combiner = createWriteCombiner((batch: NewNotification[]) =>
+    committed((target) => target.notifications.insertMany(batch, clock.now())), { maxBatch: MAX_BATCH })
 
   /** Writes the row in `target`, riding `ring` when given. */
   const write = (
@@ -190,12 +201,16 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
 
   // Command inserts and updates outside a caller's transaction are group-committed like
   // notifications: one transaction (one commit flush) per batch, each write with its own clock
-  // step and statement, in call order. Each call still answers only after its batch committed.
-  const commandWrites = createWriteCombiner((batch: LogWrite[]) => store.transaction(async (tx) => {
-    const written: Array<NotificationRecord | CommandRecord | undefined> = []
-    for (const w of batch) written.push(await inTx(tx, w))
-    return written
-  }), { maxBatch: MAX_BATCH })
+  // step and statement, in call order; a write alone is its repository's own transaction. Each
+  // call answers only after its batch committed.
+  const commandWrites = createWriteCombiner(async (batch: LogWrite[]) => {
+    if (batch.length === 1) return [await committed((target) => write(target, batch[0]!, undefined))]
+    return store.transaction(async (tx) => {
+      const written: Array<NotificationRecord | CommandRecord | undefined> = []
+      for (const w of batch) written.push(await write(tx, w, undefined))
+      return written
+    })
+  }, { maxBatch: MAX_BATCH })
 
   const append = async (w: LogWrite, tx?: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
     const target = tx ?? store
@@ -204,8 +219,13 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
       if (record !== undefined) rode(messageEvent(w.kind, record), tx)
       return record
     }
-    if (tx === undefined) return w.kind === 'notification' ? combiner.write(w.input) : commandWrites.write(w)
-    return inTx(tx, w)
+    if (tx !== undefined) return inTx(tx, w)
+    // Committed when the combiner answers; announced from here, so a batch is retried write by
+    // write only when its write failed, never for what came after its commit. Calls answered
+    // by one batch run on in its order, so the bus sees the batch in stamp order.
+    const record = w.kind === 'notification' ? await combiner.write(w.input) : await commandWrites.write(w)
+    if (record !== undefined) await announce(w.kind, record)
+    return record
   }
 
   const readAfter = (

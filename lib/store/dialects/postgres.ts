@@ -101,7 +101,9 @@ function pooledTemplates (pool: Pool, root: QueryRunner): DirectExecutor {
     execute (db, text, parameters) {
       if (db !== root) return undefined
       return pool.query(text, parameters as unknown[]).then((result) => result.rows as unknown[])
-    }
+    },
+    // A transaction on PostgreSQL spans round trips: it needs a connection of its own (Kysely's).
+    transaction: () => undefined
   }
 }
 

@@ -13,6 +13,11 @@
  *
  * Outside a transaction while one is open (between its `begin` and its `commit` or `rollback`), it
  * goes through Kysely and waits for the connection: run now, it would join that transaction.
+ *
+ * A write of several templates (`QueryTemplates.transact`: a clock step and the row it stamps)
+ * runs as a whole transaction in one synchronous call under the same rule (no transaction open),
+ * instead of a Kysely transaction with its connection handover, transaction object and a promise
+ * per statement.
  */
 import type { DatabaseConnection, SqliteDatabase, SqliteDialectConfig } from 'kysely'
 import { SqliteDialect, SqliteDriver } from 'kysely'
@@ -80,11 +85,40 @@ export function directSqlite (database: SqliteDatabase): DirectSqlite {
     executor: {
       execute (db, sql, parameters) {
         if (!db.isTransaction && driver.open > 0) return undefined
-        const statement = database.prepare(sql)
-        if (statement.reader) return statement.all(parameters) as unknown[]
-        statement.run(parameters)
-        return []
+        return runOn(database, sql, parameters)
+      },
+      transaction (db, body) {
+        if (db.isTransaction || driver.open > 0) return undefined
+        return { value: wholeTransaction(database, body) }
       }
     }
+  }
+}
+
+function runOn (database: SqliteDatabase, sql: string, parameters: readonly unknown[]): unknown[] {
+  const statement = database.prepare(sql)
+  if (statement.reader) return statement.all(parameters) as unknown[]
+  statement.run(parameters)
+  return []
+}
+
+/**
+ * `body` between `begin` and `commit`, all in this call: no other statement can run on the
+ * connection meanwhile, so none joins the transaction and none waits for it. A statement or
+ * commit that fails rolls it back (a failed commit leaves it open) and the error goes on.
+ */
+function wholeTransaction<T> (database: SqliteDatabase, body: (execute: (sql: string, parameters: readonly unknown[]) => unknown[]) => T): T {
+  runOn(database, 'begin', [])
+  try {
+    const value = body((sql, parameters) => runOn(database, sql, parameters))
+    runOn(database, 'commit', [])
+    return value
+  } catch (error) {
+    try {
+      runOn(database, 'rollback', [])
+    } catch {
+      // Nothing open to roll back: SQLite already ended the transaction (it does on some errors).
+    }
+    throw error
   }
 }

@@ -7,7 +7,7 @@ import { sql } from 'kysely'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
 import type { Database } from '../database.js'
-import type { QueryTemplates, SlotOf } from '../query-templates.js'
+import type { QueryTemplates, SlotOf, TemplateCall, TemplateSteps } from '../query-templates.js'
 
 export interface MessageClockTable {
   id: number
@@ -27,24 +27,39 @@ export function messaging (db: Kysely<Database>): Kysely<MessagingDatabase> {
 }
 
 /**
- * Advances the clock to `max(last_ts + count, now + count - 1)` and returns the new value, so
- * the `count` stamps it hands out (value-count+1 .. value) are all after the last one and none
- * is before `now`. Call it inside the write transaction, first, so the row lock orders
- * concurrent writers (commit order = id order = timestamp order).
+ * The clock step as a template statement: advances the clock to
+ * `max(last_ts + count, now + count - 1)` and returns the new value (read it with
+ * {@link stampOf}), so the `count` stamps it hands out (value-count+1 .. value) are all after the
+ * last one and none is before `now`. The first statement of its write transaction, so that the
+ * row lock orders concurrent writers (commit order = id order = timestamp order).
  *
  * @example
- * const ts = await nextMessageTimestamp(trx, Date.now())
+ * const stamp = stampOf(yield clockStep(db, Date.now()))
  */
-export async function nextMessageTimestamp (db: Kysely<Database>, now: number, count = 1, templates?: QueryTemplates): Promise<number> {
-  const step = (step: unknown, floor: unknown) => messaging(db).updateTable('message_clock')
-    .set({ last_ts: sql<number>`case when last_ts + ${step} > ${floor} then last_ts + ${step} else ${floor} end` })
-    .where('id', '=', 1)
-    .returning('last_ts')
-  const row = templates === undefined
-    ? await step(count, now + count - 1).executeTakeFirst()
-    : (await templates.run(db, 'clock-step', (slot) => step(slot(0), slot(1)), [count, now + count - 1]))[0]
+export function clockStep (db: Kysely<Database>, now: number, count = 1): TemplateCall {
+  return {
+    key: 'clock-step',
+    build: (slot) => messaging(db).updateTable('message_clock')
+      .set({ last_ts: sql<number>`case when last_ts + ${slot(0)} > ${slot(1)} then last_ts + ${slot(0)} else ${slot(1)} end` })
+      .where('id', '=', 1)
+      .returning('last_ts'),
+    values: [count, now + count - 1]
+  }
+}
+
+/** The clock's new value from the rows of {@link clockStep}. */
+export function stampOf (rows: unknown[]): number {
+  const row = rows[0] as { last_ts: number } | undefined
   if (row === undefined) throw new Error('the message clock row is missing')
   return Number(row.last_ts)
+}
+
+/**
+ * Runs a write's statements (a {@link clockStep} first) as one transaction on `db`: joined when
+ * `db` is a transaction, at once where the dialect can (QueryTemplates.transact).
+ */
+export function writeSteps<T> (db: Kysely<Database>, templates: QueryTemplates, steps: () => TemplateSteps<T>): Promise<T> {
+  return templates.transact(db, steps, (body) => inTransaction(db, body))
 }
 
 /** Runs `fn` in a transaction unless `db` already is one. */

@@ -4,10 +4,10 @@ import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
-import { currentDeviceKey, inTransaction, messaging, nextMessageTimestamp, pruneMessages, selectorWhere } from './message-clock.js'
+import { clockStep, currentDeviceKey, messaging, pruneMessages, selectorWhere, stampOf, writeSteps } from './message-clock.js'
 import type { MessagingDatabase } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
-import type { QueryTemplates, SlotOf } from '../query-templates.js'
+import type { QueryTemplates, SlotOf, TemplateSteps } from '../query-templates.js'
 import { createQueryTemplates } from '../query-templates.js'
 
 export interface NotificationRow {
@@ -73,8 +73,8 @@ export function createNotificationRepository (
    * built from the input (only the ids come back): reading every column back and parsing the
    * parameters again cost more than the insert itself (issue #26).
    */
-  const insertChunk = async (trx: Kysely<Database>, list: readonly NewNotification[], start: number, size: number,
-    first: number, now: number): Promise<NotificationRecord[]> => {
+  function * insertChunk (list: readonly NewNotification[], start: number, size: number,
+    first: number, now: number): TemplateSteps<NotificationRecord[]> {
     const values: unknown[] = []
     for (let i = start; i < start + size; i++) {
       const n = list[i]!
@@ -86,9 +86,9 @@ export function createNotificationRepository (
     // never used. Without it, a 100-row batch of the bench's rows cost 14 instead of 23 µs of CPU
     // per row (no page copies, no temporary file writes).
     // This path is SQLite's: PostgreSQL writes through its own `writes`.
-    const build = (slot: SlotOf): Compilable<{ id: number }> => messaging(trx).insertInto('notifications').orFail()
+    const build = (slot: SlotOf): Compilable<{ id: number }> => messaging(db).insertInto('notifications').orFail()
       .values(Array.from({ length: size }, (_, row) => notificationValues(slot, row * INSERT_COLUMNS))).returning('id')
-    const rows = await templates.run(trx, `notification-insert-${size}`, build, values)
+    const rows = (yield { key: `notification-insert-${size}`, build, values }) as Array<{ id: number }>
     // Identity values follow the VALUES order; RETURNING order is not promised.
     const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b)
     return ids.map((id, k) => {
@@ -104,11 +104,11 @@ export function createNotificationRepository (
   return {
     async insert (n, now = Date.now(), ring) {
       if (writes !== undefined) return writes.insertNotification(n, now, ring)
-      return inTransaction(db, async (trx) => {
+      return writeSteps(db, templates, function * () {
         // The clock first: its row lock orders concurrent writers (R9). The stamp is the
         // timestamp, a client's kept only when the clock can take it (issue #23).
-        const timestamp = await nextMessageTimestamp(trx, clockReading(n.timestamp, now), 1, templates)
-        const [record] = await insertChunk(trx, [n], 0, 1, timestamp, now)
+        const timestamp = stampOf(yield clockStep(db, clockReading(n.timestamp, now)))
+        const [record] = yield * insertChunk([n], 0, 1, timestamp, now)
         return record!
       })
     },
@@ -116,14 +116,14 @@ export function createNotificationRepository (
     async insertMany (list, now, ring) {
       if (list.length === 0) return []
       if (writes !== undefined) return writes.insertNotifications(list, now, ring)
-      return inTransaction(db, async (trx) => {
+      return writeSteps(db, templates, function * () {
         // One clock step for the batch: the stamps are last+1 .. last+n.
-        const last = await nextMessageTimestamp(trx, batchClockReading(list, now), list.length, templates)
+        const last = stampOf(yield clockStep(db, batchClockReading(list, now), list.length))
         const first = last - list.length + 1
         const records: NotificationRecord[] = []
         for (let start = 0; start < list.length;) {
           const size = Math.min(MAX_CHUNK, list.length - start)
-          records.push(...await insertChunk(trx, list, start, size, first, now))
+          records.push(...yield * insertChunk(list, start, size, first, now))
           start += size
         }
         return records

@@ -1,7 +1,9 @@
 /**
  * Query templates on the SQLite connection itself (sqlite-direct.ts): direct inside a transaction
  * and outside one while none is open; outside one while one is open they wait for it, so they
- * neither see its rows nor are rolled back with it. Real SQLite through Kysely.
+ * neither see its rows nor are rolled back with it. A write of several templates
+ * (`QueryTemplates.transact`) runs as one whole transaction at once under the same rule, and
+ * leaves nothing behind when one of its statements fails. Real SQLite through Kysely.
  */
 import { Kysely, sql } from 'kysely'
 import t from 'tap'
@@ -9,7 +11,7 @@ import type { Test } from 'tap'
 import { directSqlite } from '../../../lib/store/dialects/sqlite-direct.js'
 import { openSqliteConnection } from '../../../lib/store/dialects/sqlite-driver.js'
 import { cachingDatabase } from '../../../lib/store/dialects/statement-cache.js'
-import type { QueryRunner } from '../../../lib/store/query-templates.js'
+import type { QueryRunner, TemplateSteps } from '../../../lib/store/query-templates.js'
 import { createQueryTemplates } from '../../../lib/store/query-templates.js'
 import { createQueryTiming } from '../../../lib/store/query-timing.js'
 
@@ -38,7 +40,22 @@ async function open (t: Test) {
     (await templates.run(h, 'names', () => h.selectFrom('items').select('name').orderBy('id'), [])).map((r) => r.name)
   /** Whether a text would run directly on `h` now (it returns rows) or wait (undefined). */
   const runsNow = (h: QueryRunner) => direct.executor.execute(h, 'select 1 as x', []) !== undefined
-  return { db, insert, names, runsNow, timed }
+  /** Two rows in one write: `second` as the second row's name (null fails the NOT NULL after the first row is in). */
+  const insertTwo = (h: Kysely<Schema>, id: number, second: string | null): Promise<string> => {
+    function * steps (): TemplateSteps<string> {
+      yield { key: 'insert', build: (slot) => h.insertInto('items').values({ id: slot(0), name: slot(1) }), values: [id, 'first'] }
+      yield { key: 'insert', build: (slot) => h.insertInto('items').values({ id: slot(0), name: slot(1) }), values: [id + 1, second] }
+      const rows = (yield { key: 'names', build: () => h.selectFrom('items').select('name').orderBy('id'), values: [] }) as Array<{ name: string }>
+      return rows.map((r) => r.name).join(',')
+    }
+    let opened = false
+    const written = templates.transact(h, steps, (body) => {
+      opened = true
+      return h.isTransaction ? body(h) : h.transaction().execute(body)
+    })
+    return written.then((value) => `${value}${opened ? ' (through a transaction)' : ''}`)
+  }
+  return { db, insert, insertTwo, names, runsNow, timed }
 }
 
 const ticks = async (n: number) => {
@@ -94,4 +111,38 @@ t.test('a transaction that cannot begin leaves no count behind', async (t) => {
   await t.rejects(db.transaction().execute(async () => {}), /within a transaction/)
   await sql`rollback`.execute(db)
   t.ok(runsNow(db))
+})
+
+t.test('a write of several templates runs as one transaction at once, and not at all when a statement fails', async (t) => {
+  const { db, insertTwo, names, runsNow, timed } = await open(t)
+  t.equal(await insertTwo(db, 1, 'second'), 'first,second', 'no transaction of Kysely\'s: the rows and the read in one go')
+  t.same(timed, ['insert', 'insert', 'select'], 'each statement is timed for the metrics')
+  await t.rejects(insertTwo(db, 3, null), /NOT NULL/)
+  t.same(await names(db), ['first', 'second'], 'the failed write left not even its first row')
+  t.ok(runsNow(db), 'no transaction was left open')
+})
+
+t.test('a write of several templates while a transaction is open waits for it, then runs in one of its own', async (t) => {
+  const { db, insertTwo, names } = await open(t)
+  let outside: string | undefined
+  const rolledBack = db.transaction().execute(async (trx) => {
+    await trx.insertInto('items').values({ id: 10, name: 'in the transaction' }).execute()
+    void insertTwo(db, 1, 'second').then((value) => { outside = value })
+    await ticks(5)
+    t.equal(outside, undefined, 'it has not run inside the open transaction')
+    throw new Error('roll back')
+  })
+  await t.rejects(rolledBack, /roll back/)
+  await ticks(5)
+  t.equal(outside, 'first,second (through a transaction)', 'it ran after the rollback, in a transaction it opened')
+  t.same(await names(db), ['first', 'second'], 'and was not rolled back with the other')
+})
+
+t.test('inside a transaction, a write of several templates joins it', async (t) => {
+  const { db, insertTwo, names } = await open(t)
+  await t.rejects(db.transaction().execute(async (trx) => {
+    t.equal(await insertTwo(trx, 1, 'second'), 'first,second (through a transaction)')
+    throw new Error('roll back')
+  }), /roll back/)
+  t.same(await names(db), [], 'rolled back with the transaction it joined')
 })
