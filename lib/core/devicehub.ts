@@ -65,7 +65,8 @@ export interface DeviceHubOptions {
    * Where the store's message writes ride `bus` and commit out of stamp order (PostgreSQL with
    * its bus): the log's order, built by the dialect over the store and `bus`
    * (`postgresOrdering(store, bus)` from `devicehub/postgres`). Without it writes publish on
-   * `bus` inside their transaction and the store's high-water mark is the mark.
+   * `bus` once they committed (inside a caller's transaction: at its commit) and the store's
+   * high-water mark is the mark.
    */
   ordering?: LogOrdering
   /** Tests only (D2): no setting shifts the clock of a running server. */

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
-import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
+import type { Bus, MessageEvent } from '../../../lib/core/realtime/bus.js'
+import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import { openTestStore } from '../../fixtures/store.js'
 
 t.test('concurrent inserts are group-committed with strictly increasing timestamps, ids and doorbells in order', async (t) => {
@@ -45,4 +46,64 @@ t.test('inside a caller\'s transaction the row and its doorbell follow that tran
   t.same(await store.notifications.query({ scope: { networkIds: 'all', deviceTypeIds: 'all' }, deviceIds: ['d'], sortField: 'timestamp' }), [], 'rolled back with it')
   const row = await store.transaction((tx) => hub.log.append({ kind: 'notification', input: { notification: '$device-add', deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: { id: 'd' } } }, tx))
   t.same(events.map((e) => [e.id, e.name]), [[row.id, '$device-add']])
+})
+
+t.test('concurrent command inserts and updates: each caller its row, the events in stamp order after the commit', async (t) => {
+  const store = await openTestStore(t)
+  const hub = await createDeviceHub({ store, admin: { password: 'record-pass-1' } })
+  t.teardown(() => hub.close())
+  await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  const events: MessageEvent[] = []
+  hub.bus.subscribe((e) => {
+    const event = e as MessageEvent
+    events.push(event)
+  })
+  const command = { deviceId: 'd', networkId: 1, deviceTypeId: 1, userId: 1, parameters: null, lifetime: null, status: null, result: null }
+  const first = await hub.log.append({ kind: 'command', input: { ...command, command: 'first' } })
+  events.length = 0
+  // One event-loop turn: the combiner takes them as one batch (one transaction) or several.
+  const written = await Promise.all([
+    hub.log.append({ kind: 'command', input: { ...command, command: 'a' } }),
+    hub.log.append({ kind: 'command-update', deviceId: 'd', id: first.id, patch: { status: 'Done' } }),
+    hub.log.append({ kind: 'command', input: { ...command, command: 'b' } })
+  ])
+  t.same(written.map((r) => r?.command), ['a', 'first', 'b'], 'each caller gets its own row')
+  t.same(events.map((e) => `${e.kind}:${e.name}`), ['command:a', 'command-update:first', 'command:b'], 'one event each, in call order')
+  const stamps = written.map((r, i) => i === 1 ? r!.lastUpdated : r!.stamp)
+  t.ok(stamps[0]! < stamps[1]! && stamps[1]! < stamps[2]!, 'and in stamp order')
+  // Alone (a batch of one): the event follows the commit, the row is there when the caller hears of it.
+  const alone = await hub.log.append({ kind: 'command', input: { ...command, command: 'alone' } })
+  t.equal(events.at(-1)?.id, alone.id)
+  t.equal((await store.commands.findById(alone.id))?.command, 'alone')
+})
+
+t.test('a bus that fails after the commit: the caller hears of it, the row is written once', async (t) => {
+  const store = await openTestStore(t)
+  const memory = createMemoryDoorbell()
+  let failNext = false
+  const bus: Bus = {
+    publish: async (event, tx) => {
+      if (failNext && event.kind === 'notification') {
+        failNext = false
+        throw new Error('bus down')
+      }
+      return memory.publish(event, tx)
+    },
+    subscribe: (listener) => memory.subscribe(listener),
+    close: () => memory.close()
+  }
+  const hub = await createDeviceHub({ store, bus, admin: { password: 'record-pass-1' } })
+  t.teardown(() => hub.close())
+  await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  failNext = true
+  const input = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
+  // Two writes of one batch: the first one's event fails.
+  const [first, second] = await Promise.allSettled([
+    hub.log.append({ kind: 'notification', input: { ...input, notification: 'first' } }),
+    hub.log.append({ kind: 'notification', input: { ...input, notification: 'second' } })
+  ])
+  t.match(first, { status: 'rejected', reason: { message: 'bus down' } }, 'the caller whose event failed hears of it')
+  t.match(second, { status: 'fulfilled', value: { notification: 'second' } })
+  const rows = await store.notifications.query({ scope: { networkIds: 'all', deviceTypeIds: 'all' }, deviceIds: ['d'], sortField: 'timestamp' })
+  t.same(rows.map((r) => r.notification).sort(), ['first', 'second'], 'each stored once: a failure after the commit is not a reason to write again')
 })
