@@ -121,14 +121,20 @@ export function createQueryTemplates (options: QueryTemplateOptions = {}): Query
   const parametersOf = (template: Template, values: readonly unknown[]): unknown[] =>
     template.parameters.map((p) => 'index' in p ? values[p.index] : p.value)
 
+  /** When a run starts, for the metrics (-1: nobody listens). */
+  const startTime = (): number => timing?.listening === true ? performance.now() : -1
+  const reportRun = (template: Template, started: number): void => {
+    if (started >= 0) timing?.report(template.operation, (performance.now() - started) / 1000)
+  }
+
   const run = async <R>(db: QueryRunner, key: string, build: (slot: SlotOf) => Compilable<R>, values: readonly unknown[]): Promise<R[]> => {
     const template = templateOf(key, build)
     const parameters = parametersOf(template, values)
-    const started = timing?.listening === true ? performance.now() : -1
+    const started = startTime()
     let rows = direct?.execute(db, template.sql, parameters) as R[] | Promise<R[]> | undefined
     if (rows === undefined) rows = (await db.executeQuery<R>(CompiledQuery.raw(template.sql, parameters))).rows
     else if (rows instanceof Promise) rows = await rows
-    if (started >= 0) timing?.report(template.operation, (performance.now() - started) / 1000)
+    reportRun(template, started)
     return rows
   }
 
@@ -137,9 +143,9 @@ export function createQueryTemplates (options: QueryTemplateOptions = {}): Query
     let next = steps.next()
     while (next.done !== true) {
       const template = templateOf(next.value.key, next.value.build)
-      const started = timing?.listening === true ? performance.now() : -1
+      const started = startTime()
       const rows = execute(template.sql, parametersOf(template, next.value.values))
-      if (started >= 0) timing?.report(template.operation, (performance.now() - started) / 1000)
+      reportRun(template, started)
       next = steps.next(rows)
     }
     return next.value
@@ -148,7 +154,8 @@ export function createQueryTemplates (options: QueryTemplateOptions = {}): Query
   return {
     run,
     async transact (db, steps, open) {
-      const done = db.isTransaction ? undefined : direct?.transaction(db, (execute) => runAtOnce(steps(), execute))
+      // The executor declines inside a transaction, while another is open, or always (PostgreSQL).
+      const done = direct?.transaction(db, (execute) => runAtOnce(steps(), execute))
       if (done !== undefined) return done.value
       return open(async (trx) => {
         const iterator = steps()
