@@ -36,6 +36,36 @@ export function saturatedBaseline (bareP99Ms: number): string | undefined {
 }
 
 /**
+ * Runs `load` (a scenario's load generator, which runs in this process) and returns what it
+ * returned with this process's CPU meanwhile, as a fraction of one core.
+ *
+ * @example
+ * const { value: latencies, clientCpu } = await withClientCpu(() => run(server, paths, cursor, 5000, 0))
+ */
+export async function withClientCpu<T> (load: () => Promise<T>): Promise<{ value: T, clientCpu: number }> {
+  const startedCpu = process.cpuUsage()
+  const startedAt = performance.now()
+  const value = await load()
+  const used = process.cpuUsage(startedCpu)
+  return { value, clientCpu: (used.user + used.system) / 1000 / (performance.now() - startedAt) }
+}
+
+/**
+ * A caveat when the bench's own client (one process) kept a core busy while it measured the bare
+ * server: the baseline's rate is then the client's, not the server's, and a ratio to it says
+ * less about devicehub's cost (stop 40: on a slow instance the saturated bare round trip ran at a
+ * third of its usual rate with the client at 85-91% of a core, and the ratio read 0.91).
+ *
+ * @example
+ * const caveat = clientBoundBaseline(m['bare.clientCpu']!)
+ */
+export function clientBoundBaseline (clientCpu: number): string | undefined {
+  return clientCpu > 0.8
+    ? `the bench client used ${fixed(clientCpu * 100, 0)}% of a core while it measured the bare server: the baseline may be bound by its load generator`
+    : undefined
+}
+
+/**
  * How many times each scenario repeats (`--reps N` on the command line, or `BENCH_REPS=N`).
  *
  * @example

@@ -8,7 +8,9 @@ import { benchDatabaseLabel } from '../pg.js'
 import { hogEnabled, hogLabel, withHog } from '../hog.js'
 import { percentile, printTable, request, sleep, startChild } from '../lib.js'
 import type { Verdict } from '../targets.js'
-import { benchWarmupMs, benchWindowMs, fixed, printVerdicts, repeated, repsLabel, saturatedBaseline, times } from '../targets.js'
+import {
+  benchWarmupMs, benchWindowMs, clientBoundBaseline, fixed, printVerdicts, repeated, repsLabel, saturatedBaseline, times, withClientCpu
+} from '../targets.js'
 
 export const PAIRS = 100
 export const DURATION_MS = 5000
@@ -76,11 +78,13 @@ export async function messageCursor (server: ChildServer): Promise<string> {
 
 const MODES = [{ key: 'saturated', name: 'saturated', think: 0 }, { key: 'paced', name: `paced ~${THINK_MS} ms`, think: THINK_MS }]
 
-interface ModeFigures { rate: number, p50: number, p99: number, max: number }
+/** A mode's figures; `client` is the bench process's CPU meanwhile (fraction of a core). */
+interface ModeFigures { rate: number, p50: number, p99: number, max: number, client: number }
 
-function figures (latencies: number[], windowMs: number): ModeFigures {
-  const l = latencies
-  return { rate: l.length / (windowMs / 1000 - 0.5), p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? NaN }
+/** Runs one mode's load and reduces it to its figures. */
+async function measureMode (load: () => Promise<number[]>, windowMs: number): Promise<ModeFigures> {
+  const { value: l, clientCpu } = await withClientCpu(load)
+  return { rate: l.length / (windowMs / 1000 - 0.5), p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? NaN, client: clientCpu }
 }
 
 /** One repetition: the baseline, then devicehub, each in both modes; flat figures and same-run ratios. */
@@ -97,7 +101,7 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
     }
     await run(baseline, basePaths, '', benchWarmupMs(), 0)
     const base: ModeFigures[] = []
-    for (const mode of MODES) base.push(figures(await run(baseline, basePaths, '', windowMs, mode.think), windowMs))
+    for (const mode of MODES) base.push(await measureMode(() => run(baseline, basePaths, '', windowMs, mode.think), windowMs))
     await baseline.stop()
     children.pop()
 
@@ -111,7 +115,10 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
     }
     await run(hub, paths, await messageCursor(hub), benchWarmupMs(), 0)
     const ours: ModeFigures[] = []
-    for (const mode of MODES) ours.push(figures(await run(hub, paths, await messageCursor(hub), windowMs, mode.think), windowMs))
+    for (const mode of MODES) {
+      const cursor = await messageCursor(hub)
+      ours.push(await measureMode(() => run(hub, paths, cursor, windowMs, mode.think), windowMs))
+    }
     const flat: Record<string, number> = {}
     MODES.forEach((mode, i) => {
       for (const [key, value] of Object.entries(base[i]!)) flat[`${mode.key}.bare.${key}`] = value
@@ -135,12 +142,12 @@ export async function commandRoundTrip (): Promise<Verdict[]> {
   const m = await withHog(() => repeated(() => measureOnce(windowMs)))
   const rows: Array<Array<string | number>> = []
   for (const mode of MODES) {
-    const of = (who: string): Array<number> => ['rate', 'p50', 'p99', 'max'].map((k) => m[`${mode.key}.${who}.${k}`]!)
+    const of = (who: string): Array<number> => ['rate', 'p50', 'p99', 'max', 'client'].map((k) => m[`${mode.key}.${who}.${k}`]!)
     rows.push([`${mode.name}: bare Fastify`, ...of('bare')])
     rows.push([`${mode.name}: devicehub`, ...of('hub')])
     rows.push([`${mode.name}: ratio`, ...of('ratio')])
   }
-  printTable(`(b) command round trip (post -> device poll -> update -> wait), ${PAIRS} device/client pairs, ${windowMs / 1000} s per mode (${benchDatabaseLabel()}${hogLabel()}; ${repsLabel()})`, ['mode: server', 'round trips/s', 'p50 ms', 'p99 ms', 'max ms'], rows)
+  printTable(`(b) command round trip (post -> device poll -> update -> wait), ${PAIRS} device/client pairs, ${windowMs / 1000} s per mode (${benchDatabaseLabel()}${hogLabel()}; ${repsLabel()})`, ['mode: server', 'round trips/s', 'p50 ms', 'p99 ms', 'max ms', 'bench client, cores'], rows)
   const under = hogEnabled() ? ', CPU hog' : ''
   const db = benchDatabaseLabel() === 'SQLite file' ? 'SQLite' : 'PostgreSQL'
   const verdicts: Verdict[] = [
@@ -150,7 +157,8 @@ export async function commandRoundTrip (): Promise<Verdict[]> {
       devicehub: `${fixed(m['saturated.hub.rate']!, 0)} rt/s, p99 ${fixed(m['saturated.hub.p99']!, 1)} ms`,
       ratio: fixed(m['saturated.ratio.rate']!),
       target: hogEnabled() ? '(shown only)' : '≥ 0.50',
-      met: hogEnabled() ? undefined : m['saturated.ratio.rate']! >= 0.5
+      met: hogEnabled() ? undefined : m['saturated.ratio.rate']! >= 0.5,
+      caveat: clientBoundBaseline(m['saturated.bare.client']!)
     },
     {
       scenario: `(b) round trip, ${db}, paced${under}`,
