@@ -84,7 +84,8 @@ interface ModeFigures { rate: number, p50: number, p99: number, max: number, cli
 /** Runs one mode's load and reduces it to its figures. */
 async function measureMode (load: () => Promise<number[]>, windowMs: number): Promise<ModeFigures> {
   const { value: l, clientCpu } = await withClientCpu(load)
-  return { rate: l.length / (windowMs / 1000 - 0.5), p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? NaN, client: clientCpu }
+  const rate = l.length / (windowMs / 1000 - 0.5)
+  return { rate, p50: percentile(l, 50), p99: percentile(l, 99), max: l[l.length - 1] ?? NaN, client: clientCpu }
 }
 
 /** One repetition: the baseline, then devicehub, each in both modes; flat figures and same-run ratios. */
