@@ -57,7 +57,7 @@ export async function withClientCpu<T> (load: () => Promise<T>): Promise<{ value
  * third of its usual rate with the client at 85-91% of a core, and the ratio read 0.91).
  *
  * @example
- * const caveat = clientBoundBaseline(m['bare.clientCpu']!)
+ * const caveat = clientBoundBaseline(m['bare.client']!)
  */
 export function clientBoundBaseline (clientCpu: number): string | undefined {
   return clientCpu > 0.8

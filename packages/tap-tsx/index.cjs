@@ -1,6 +1,8 @@
 'use strict'
 // A tap plugin that loads TypeScript test files with tsx instead of @tapjs/typescript's ts-node
-// (package.json: "plugin": ["!@tapjs/typescript", "devicehub-tap-tsx"]). ts-node transpiles
+// (package.json: "plugin": ["!@tapjs/typescript", "devicehub-tap-tsx/index.cjs"]; named by a file of
+// the package, because tap's plugin installer looks a bare package name up in the npm registry,
+// where this private package is not, and leaves paths alone). ts-node transpiles
 // every module of every test process with the TypeScript compiler and keeps no cache: importing
 // the server took ~6 s of CPU per test file against ~2.5 s with tsx, whose esbuild transforms
 // are cached on disk. The official @tapjs/tsx does the same, but each release pins one exact
