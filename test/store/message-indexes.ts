@@ -1,12 +1,15 @@
 /**
  * Migration 0013 (issue #26): the messages' `(device_id, timestamp)` indexes are gone, `down`
  * builds them again, and the reads of one device's messages still find theirs (the plan names
- * the `(device_id, clock_ts)` index, not a scan).
+ * the `(device_id, clock_ts)` index, not a scan). The background deletes (retention, a deleted
+ * device's history) find their rows in an index too: a scan or sort runs on the event loop.
  */
 import t from 'tap'
-import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, sql } from 'kysely'
+import type { Database } from '../../lib/store/database.js'
 import { openSqliteConnection } from '../../lib/store/dialects/sqlite-driver.js'
 import { createMigrationProvider, migrateToLatest, sqliteMigrationDialect } from '../../lib/store/migrations/index.js'
+import { pruneMessages, purgeDeviceHistory } from '../../lib/store/repositories/message-clock.js'
 
 async function indexes (db: Kysely<unknown>): Promise<string[]> {
   const rows = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name like '%device_%' order by name`.execute(db)
@@ -37,4 +40,29 @@ t.test('0013 drops the (device_id, timestamp) indexes; down builds them again', 
   const restored = await indexes(db)
   t.ok(restored.includes('notifications_device_timestamp_idx'))
   t.ok(restored.includes('commands_device_timestamp_idx'))
+})
+
+t.test('retention and device purges look their rows up in an index: no scan of the table, no sort', async (t) => {
+  const selects: Array<{ sql: string, parameters: readonly unknown[] }> = []
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: openSqliteConnection(':memory:') }),
+    log (event) {
+      if (event.level === 'query' && /^select/i.test(event.query.sql)) selects.push({ sql: event.query.sql, parameters: event.query.parameters })
+    }
+  })
+  t.teardown(() => db.destroy())
+  await migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect)
+  for (const table of ['notifications', 'commands'] as const) {
+    selects.length = 0
+    t.equal(await pruneMessages(db, table, 1_000, 500), 0)
+    t.equal(await purgeDeviceHistory(db, table, 'd1', 7, 500), 0)
+    t.equal(await purgeDeviceHistory(db, table, 'd1', null, 500), 0)
+    t.equal(selects.length, 3, `${table}: each delete found its rows with one select`)
+    for (const { sql: text, parameters } of selects) {
+      const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))
+      const details = plan.rows.map((r) => r.detail).join('; ')
+      t.match(details, /USING (COVERING )?INDEX/, `${table}: ${text} uses an index (${details})`)
+      t.notMatch(details, new RegExp(`SCAN ${table}|TEMP B-TREE`), `${table}: neither scans nor sorts (${details})`)
+    }
+  }
 })

@@ -115,7 +115,9 @@ export async function purgeDeviceHistory (
     .where((eb) => deviceKey === null ? eb('device_key', 'is', null) : eb.or([
       eb('device_key', '=', deviceKey), eb('device_key', 'is', null)
     ]))
-    .orderBy('id').limit(batch).execute()
+    // No order: every row goes, and `order by id` made SQLite sort all the device's rows for
+    // each batch (a temporary B-tree: 60 ms per batch for 10,000 rows), on the event loop.
+    .limit(batch).execute()
   if (ids.length === 0) return 0
   const result = await db.deleteFrom(table).where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
   return Number(result.numDeletedRows)
@@ -123,7 +125,10 @@ export async function purgeDeviceHistory (
 
 /**
  * Deletes up to `batch` rows last written before `before` (by `stored_at`; rows from before
- * migration 0002 by their own timestamp column).
+ * migration 0002 by their own timestamp column). Unordered, so both conditions are looked up in
+ * the `stored_at` index (SQLite's multi-index OR): ordered by `id`, SQLite walked the table in id
+ * order instead, and the last batch of every pass, which finds fewer rows than it may take, read
+ * all of it (40 ms per million rows, on the event loop, every pass and table).
  */
 export async function pruneMessages (
   db: Kysely<Database>, table: 'commands' | 'notifications', before: number, batch: number
@@ -135,7 +140,7 @@ export async function pruneMessages (
       eb('stored_at', '<', before),
       eb.and([eb('stored_at', 'is', null), eb(fallback, '<', before)])
     ]))
-    .orderBy('id').limit(batch).execute()
+    .limit(batch).execute()
   if (ids.length === 0) return 0
   const result = await m.deleteFrom(table).where('id', 'in', ids.map((r) => Number(r.id))).executeTakeFirst()
   return Number(result.numDeletedRows)
