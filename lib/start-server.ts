@@ -91,7 +91,7 @@ export interface RunningServer {
   adminTokens(): Promise<{ accessToken: string, refreshToken: string }>
   /** Readiness, as `GET {base}/health/ready` reports it. */
   health(): ReturnType<DeviceHub['health']>
-  /** Stops listening (in-flight requests finish) and closes the store. */
+  /** Stops listening (in-flight requests get `DEFAULT_CLOSE_GRACE_MS` to finish) and closes the store. */
   close(): Promise<void>
 }
 

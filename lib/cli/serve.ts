@@ -5,6 +5,7 @@
  */
 import { SERVER_VERSION } from '../core/version.js'
 import { startServer } from '../start-server.js'
+import { DEFAULT_CLOSE_GRACE_MS } from '../http/build-server.js'
 import type { LogFormat } from './logger.js'
 import { createLoggerOptions } from './logger.js'
 import { describeLocation } from '../store/open-store.js'
@@ -96,7 +97,7 @@ export async function runServe (options: ServeOptions, io: CliIo): Promise<void>
       process.exit(1)
     }
     stopping = true
-    io.err(`${signal}: closing (in-flight requests finish first)`)
+    io.err(`${signal}: closing (in-flight requests get ${DEFAULT_CLOSE_GRACE_MS / 1000} s to finish)`)
     server.close().then(() => {
       io.err('closed')
       process.exit(0)

@@ -64,6 +64,11 @@ export interface BuildServerOptions {
    * gets 503 with `Retry-After` (default 10 s). Health probes never wait.
    */
   startupWaitMs?: number
+  /**
+   * How long `close()` lets requests in flight finish before it closes every connection left,
+   * in ms (default 10 s): a client that stops reading its answer cannot hold the shutdown.
+   */
+  closeGraceMs?: number
 }
 
 const OVERRIDABLE = new Set(['PUT', 'DELETE', 'HEAD', 'OPTIONS'])
@@ -94,6 +99,9 @@ export function redactUrl (url: string): string {
   })
   return `${url.slice(0, q + 1)}${parts.join('&')}`
 }
+
+/** What `close()` gives requests in flight before it closes their connections. */
+export const DEFAULT_CLOSE_GRACE_MS = 10_000
 
 /** Receiving a whole request (headers and body) may take at most this long (issue #16). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -207,8 +215,25 @@ export async function buildServer (options: BuildServerOptions): Promise<Fastify
     app.get('/', { schema: { hide: true } }, async () => links)
   }
   app.setNotFoundHandler((_request, reply) => sendError(reply, 404, 'HTTP 404 Not Found'))
+  closeAfterGrace(app, options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS)
   if (options.closeHub !== false) app.addHook('onClose', async () => options.hub.close())
   return app
+}
+
+/**
+ * Node's `server.close()` waits for every connection with a request in flight, and one whose
+ * client stopped reading never finishes: the shutdown waited for the client's own timeout (60 s
+ * and more). From the start of `close()`, requests get `graceMs`; then the connections still
+ * open are closed. Idle ones close at once anyway; parked polls and WebSockets are answered and
+ * closed by the plugin's own `preClose` hooks, well inside the grace.
+ */
+function closeAfterGrace (app: FastifyInstance, graceMs: number): void {
+  let timer: NodeJS.Timeout | undefined
+  app.addHook('preClose', async () => {
+    timer = setTimeout(() => app.server.closeAllConnections(), graceMs)
+    timer.unref()
+  })
+  app.addHook('onClose', async () => clearTimeout(timer))
 }
 
 /**

@@ -53,6 +53,44 @@ t.test('a body sent one byte at a time is timed out', async (t) => {
   t.equal(normal.status, 200, 'normal requests are unaffected')
 })
 
+t.test('close() lets a request in flight finish, then closes a connection whose client stopped reading', async (t) => {
+  const h = await createTestApp(t)
+  const app = await buildServer({ hub: h.hub, closeHub: false, closeGraceMs: 500 })
+  let started = (): void => undefined
+  const bigStarted = new Promise<void>((resolve) => { started = resolve })
+  // More than the kernel's socket buffers hold: its answer cannot finish while the client does not read.
+  app.get('/big', async () => {
+    started()
+    return Buffer.alloc(64 * 1024 * 1024)
+  })
+  app.get('/slow', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    return { slow: true }
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+
+  const stuck = connect(port, '127.0.0.1')
+  const stuckClosed = new Promise<void>((resolve) => stuck.on('close', () => resolve()))
+  stuck.on('error', () => undefined)
+  stuck.pause()
+  stuck.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n')
+  await bigStarted
+  const slow = fetch(`http://127.0.0.1:${port}/slow`)
+  // The slow request has reached the server before close() starts.
+  await new Promise((resolve) => setTimeout(resolve, 50))
+
+  const closing = app.close().then(() => 'closed')
+  const outcome = await Promise.race([closing, new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000).unref())])
+  t.equal(outcome, 'closed', 'close() ends although a client stopped reading')
+  const answer = await slow
+  t.equal(answer.status, 200, 'the request in flight got its answer')
+  t.same(await answer.json(), { slow: true })
+  stuck.resume()
+  await stuckClosed
+  t.pass('the stuck connection was closed')
+})
+
 t.test('secret query parameters are redacted from logs whatever their encoding', async (t) => {
   t.equal(redactUrl('/api/rest/x?token=abc&y=1'), '/api/rest/x?token=[redacted]&y=1')
   t.equal(redactUrl('/api/rest/x?%74oken=abc'), '/api/rest/x?%74oken=[redacted]')
