@@ -7,6 +7,8 @@
 // the server took ~6 s of CPU per test file against ~2.5 s with tsx, whose esbuild transforms
 // are cached on disk. The official @tapjs/tsx does the same, but each release pins one exact
 // @tapjs/core, which lags tap's own (3.4.8 wants 4.5.8; tap 21.8 ships 4.6.0).
+// package.json's `prepare` runs `tap build`: a tap run that has to build its plugins first still
+// starts its test files with the loaders it loaded before the build (ts-node).
 
 // Registered with --import in every test process (before tap's own process-info hook).
 exports.importLoader = 'tsx'
