@@ -7,6 +7,7 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import { buildServer, redactUrl } from '../../lib/http/build-server.js'
 import { createTestApp } from '../fixtures/app.js'
+import { sleep } from '../fixtures/messaging.js'
 
 /** Sends `head`, then one byte of `drip` every 100 ms; resolves with what the server answered and how long it took. */
 function slowRequest (port: number, head: string, drip: string): Promise<{ answer: string, ms: number }> {
@@ -64,7 +65,7 @@ t.test('close() lets a request in flight finish, then closes a connection whose 
     return Buffer.alloc(64 * 1024 * 1024)
   })
   app.get('/slow', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await sleep(200)
     return { slow: true }
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -78,7 +79,7 @@ t.test('close() lets a request in flight finish, then closes a connection whose 
   await bigStarted
   const slow = fetch(`http://127.0.0.1:${port}/slow`)
   // The slow request has reached the server before close() starts.
-  await new Promise((resolve) => setTimeout(resolve, 50))
+  await sleep(50)
 
   const closing = app.close().then(() => 'closed')
   const outcome = await Promise.race([closing, new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000).unref())])

@@ -11,6 +11,12 @@ import { openSqliteConnection } from '../../lib/store/dialects/sqlite-driver.js'
 import { createMigrationProvider, migrateToLatest, sqliteMigrationDialect } from '../../lib/store/migrations/index.js'
 import { pruneMessages, purgeDeviceHistory } from '../../lib/store/repositories/message-clock.js'
 
+/** SQLite's plan of `text` run with `parameters`, its steps joined by `; `. */
+async function planOf (db: Kysely<unknown>, text: string, parameters: readonly unknown[] = []): Promise<string> {
+  const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))
+  return plan.rows.map((r) => r.detail).join('; ')
+}
+
 async function indexes (db: Kysely<unknown>): Promise<string[]> {
   const rows = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name like '%device_%' order by name`.execute(db)
   return rows.rows.map((r) => r.name)
@@ -26,9 +32,7 @@ t.test('0013 drops the (device_id, timestamp) indexes; down builds them again', 
   t.ok(after.includes('notifications_device_clock_ts_idx'))
 
   for (const table of ['notifications', 'commands']) {
-    const plan = await sql<{ detail: string }>`explain query plan select * from ${sql.table(table)}
-      where device_id = 'd1' and clock_ts > 5 order by clock_ts, id limit 100`.execute(db)
-    const details = plan.rows.map((r) => r.detail).join('; ')
+    const details = await planOf(db, `select * from ${table} where device_id = 'd1' and clock_ts > 5 order by clock_ts, id limit 100`)
     t.match(details, `USING INDEX ${table}_device_clock_ts_idx`, `${table}: one device's read uses (device_id, clock_ts)`)
   }
 
@@ -59,8 +63,7 @@ t.test('retention and device purges look their rows up in an index: no scan of t
     t.equal(await purgeDeviceHistory(db, table, 'd1', null, 500), 0)
     t.equal(selects.length, 3, `${table}: each delete found its rows with one select`)
     for (const { sql: text, parameters } of selects) {
-      const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))
-      const details = plan.rows.map((r) => r.detail).join('; ')
+      const details = await planOf(db as Kysely<unknown>, text, parameters)
       t.match(details, /USING (COVERING )?INDEX/, `${table}: ${text} uses an index (${details})`)
       t.notMatch(details, new RegExp(`SCAN ${table}|TEMP B-TREE`), `${table}: neither scans nor sorts (${details})`)
     }
