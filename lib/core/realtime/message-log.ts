@@ -106,9 +106,14 @@ export function messageEvent (kind: MessageKind, record: NotificationRecord | Co
  * Each device's newest stamp per kind where this log sees every message write (SQLite: one
  * serving process per file, file-lock.ts, and this log is the one write path): a one-device poll
  * re-polling from its newest cursor then costs no backlog read. A stamp is noted when its row is
- * written, before its commit: noted and never committed (a rollback) costs a read, never an item.
+ * written inside a caller's transaction, before its commit (noted and never committed, a
+ * rollback, costs a read, never an item); a write of the log's own commits before this process
+ * hears of it (SQLite's writer thread answers after its commit, and a mark taken meanwhile holds
+ * the row), so from its start to its note the device's newest is not known.
  */
 interface LocalNewest {
+  /** A write for `deviceId` of `kind` begins; call the function returned once it is noted or failed. */
+  writing(kind: MessageKind, deviceId: string): () => void
   note(kind: MessageKind, record: NotificationRecord | CommandRecord): void
   /** Every row committed before this process's writes was stamped at or below `clock` (a mark's). */
   known(clock: number): void
@@ -118,9 +123,20 @@ interface LocalNewest {
 
 function createLocalNewest (): LocalNewest {
   const newest = createNewestStamps()
+  /** Writes begun and not yet noted, per kind and device. */
+  const inFlight = new Map<string, number>()
   let highest = 0
   let floorKnown = false
   return {
+    writing (kind, deviceId) {
+      const key = `${kind}\u0000${deviceId}`
+      inFlight.set(key, (inFlight.get(key) ?? 0) + 1)
+      return () => {
+        const left = inFlight.get(key)! - 1
+        if (left === 0) inFlight.delete(key)
+        else inFlight.set(key, left)
+      }
+    },
     note (kind, record) {
       const stamp = kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
       highest = Math.max(highest, stamp)
@@ -131,7 +147,10 @@ function createLocalNewest (): LocalNewest {
       floorKnown = true
       newest.forget(clock)
     },
-    newestFor: (kind, deviceId) => floorKnown ? newest.newestFor(kind, deviceId) : Number.POSITIVE_INFINITY
+    newestFor (kind, deviceId) {
+      if (!floorKnown || (inFlight.size > 0 && inFlight.has(`${kind}\u0000${deviceId}`))) return Number.POSITIVE_INFINITY
+      return newest.newestFor(kind, deviceId)
+    }
   }
 }
 
@@ -169,7 +188,8 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
 
   /**
    * Runs a write of the store's in a transaction: on SQLite each repository write is one of its
-   * own, run at once (QueryTemplates.transact; commits follow stamps there); elsewhere it runs in
+   * own, run past Kysely (QueryTemplates.transact: on a file's writer thread, holding the
+   * connection's turn, so commits follow stamps there); elsewhere it runs in
    * a transaction opened here, so that batches commit one after the other, in stamp order.
    */
   const committed = <T>(fn: (target: Store) => Promise<T>): Promise<T> =>
@@ -223,9 +243,14 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     // Committed when the combiner answers; announced from here, so a batch is retried write by
     // write only when its write failed, never for what came after its commit. Calls answered
     // by one batch run on in its order, so the bus sees the batch in stamp order.
-    const record = w.kind === 'notification' ? await combiner.write(w.input) : await commandWrites.write(w)
-    if (record !== undefined) await announce(w.kind, record)
-    return record
+    const done = local?.writing(w.kind, 'input' in w ? w.input.deviceId : w.deviceId)
+    try {
+      const record = w.kind === 'notification' ? await combiner.write(w.input) : await commandWrites.write(w)
+      if (record !== undefined) await announce(w.kind, record)
+      return record
+    } finally {
+      done?.()
+    }
   }
 
   const readAfter = (

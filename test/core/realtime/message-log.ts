@@ -107,3 +107,47 @@ t.test('a bus that fails after the commit: the caller hears of it, the row is wr
   const rows = await store.notifications.query({ scope: { networkIds: 'all', deviceTypeIds: 'all' }, deviceIds: ['d'], sortField: 'timestamp' })
   t.same(rows.map((r) => r.notification).sort(), ['first', 'second'], 'each stored once: a failure after the commit is not a reason to write again')
 })
+
+t.test('a write that committed before this process heard of it: no reader is told its device has nothing new', async (t) => {
+  // SQLite's writer thread answers after its commit: a mark taken meanwhile holds the row, and a
+  // one-device reader that trusted the device's newest stamp (from before the write) would skip
+  // it in its backlog and then drop its event as older than the mark (issue #26).
+  const store = await openTestStore(t)
+  if (store.dialect !== 'sqlite') return t.pass('only SQLite keeps per-device stamps in the log')
+  let release = (): void => {}
+  let committed = (): void => {}
+  const answered = new Promise<void>((resolve) => { release = resolve })
+  const inserted = new Promise<void>((resolve) => { committed = resolve })
+  const notifications = store.notifications
+  const late = new Proxy(store, {
+    get: (target, name, receiver) => name !== 'notifications'
+      ? Reflect.get(target, name, receiver)
+      : {
+          ...notifications,
+          async insertMany (...args: Parameters<typeof notifications.insertMany>) {
+            const rows = await notifications.insertMany(...args)
+            committed()
+            await answered
+            return rows
+          }
+        }
+  })
+  const hub = await createDeviceHub({ store: late, admin: { password: 'record-pass-1' } })
+  t.teardown(() => hub.close())
+  await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  const input = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
+  const before = await hub.log.mark()
+  const newestBefore = hub.log.newestFor('notification', 'd')
+  const written = hub.log.append({ kind: 'notification', input: { ...input, notification: 'late' } })
+  await inserted
+  const mark = await hub.log.mark()
+  t.ok(mark.notification > before.notification, 'the mark holds the committed row')
+  t.ok(hub.log.newestFor('notification', 'd') >= mark.clock,
+    `while the write is unanswered its device's newest stamp vouches for nothing (was ${newestBefore})`)
+  const rows = await hub.log.readAfter('notification', { scope: { networkIds: 'all', deviceTypeIds: 'all' }, deviceIds: ['d'] },
+    before, mark, 10)
+  t.same(rows.map((r) => r.notification), ['late'], 'so the reader reads the backlog and finds it')
+  release()
+  const record = await written
+  t.equal(hub.log.newestFor('notification', 'd'), record.stamp, 'once answered, the newest stamp is the write\'s')
+})
