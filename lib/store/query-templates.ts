@@ -36,18 +36,11 @@ export interface QueryRunner {
 export interface DirectExecutor {
   execute(db: QueryRunner, sql: string, parameters: readonly unknown[]): unknown[] | Promise<unknown[]> | undefined
   /**
-   * Runs `statements` (built when taken) as one whole transaction of its own for `db` (the
-   * store's own handle) and answers each statement's rows: at once (SQLite on the event loop) or
-   * a promise (SQLite's writer thread); undefined where it cannot (inside a transaction, while
-   * another is open, or never on this dialect).
+   * Runs `body` now as one whole transaction on the connection of `db` (the store's own handle),
+   * synchronously, each statement through `execute`, and answers its value; undefined where it
+   * cannot (inside a transaction, while another is open, or never on this dialect).
    */
-  transaction(db: QueryRunner, statements: () => TemplateStatement[]): { rows: unknown[][] | Promise<unknown[][]> } | undefined
-}
-
-/** One statement of a transaction, ready to run. */
-export interface TemplateStatement {
-  sql: string
-  parameters: unknown[]
+  transaction<T>(db: QueryRunner, body: (execute: (sql: string, parameters: readonly unknown[]) => unknown[]) => T): { value: T } | undefined
 }
 
 /** A marker in a value's place; typed `never` so it fits any column's value. */
@@ -61,15 +54,10 @@ export interface TemplateCall {
 }
 
 /**
- * The statements of one write transaction, all known before the first runs: a later one reads
- * what an earlier one wrote in SQL (the stamp the clock step drew), never in between, so a
- * dialect can send the whole transaction at once (SQLite's writer thread: one message).
- * `finish` makes the write's value from each statement's rows, in the order of `calls`.
+ * The statements of one write, each needing the rows of the one before (a clock step, then the
+ * row it stamps): a generator that yields each statement and is resumed with its rows.
  */
-export interface TemplateWrite<T> {
-  calls: TemplateCall[]
-  finish(rows: unknown[][]): T
-}
+export type TemplateSteps<T> = Generator<TemplateCall, T, unknown[]>
 
 interface Template {
   sql: string
@@ -88,15 +76,15 @@ export interface QueryTemplates {
    */
   run<R>(db: QueryRunner, key: string, build: (slot: SlotOf) => Compilable<R>, values: readonly unknown[]): Promise<R[]>
   /**
-   * Runs the statements of `write` as one transaction. Outside a transaction, where the dialect
-   * can run a whole one of its own (SQLite: at once on the event loop while no other is open, or
-   * on its writer thread), it does: no transaction object, no Kysely executor per statement.
-   * Otherwise `open` opens one (or joins the caller's) and the statements run in it through `run`.
+   * Runs the statements of `steps` as one transaction. Outside a transaction, where the dialect
+   * can run a whole one at once (SQLite while no other is open), it does, in one synchronous
+   * step: no transaction object, no promise per statement. Otherwise `open` opens one (or joins
+   * the caller's) and the statements run in it through `run`.
    *
    * @example
-   * const record = await templates.transact(db, insertWrite(input), (body) => inTransaction(db, body))
+   * const record = await templates.transact(db, () => insertSteps(input), (body) => inTransaction(db, body))
    */
-  transact<T>(db: QueryRunner, write: TemplateWrite<T>, open: (body: (trx: QueryRunner) => Promise<T>) => Promise<T>): Promise<T>
+  transact<T>(db: QueryRunner, steps: () => TemplateSteps<T>, open: (body: (trx: QueryRunner) => Promise<T>) => Promise<T>): Promise<T>
 }
 
 export interface QueryTemplateOptions {
@@ -150,28 +138,30 @@ export function createQueryTemplates (options: QueryTemplateOptions = {}): Query
     return rows
   }
 
-  const statementOf = (call: TemplateCall): TemplateStatement => {
-    const template = templateOf(call.key, call.build)
-    return { sql: template.sql, parameters: parametersOf(template, call.values) }
+  /** The steps, each statement run at once by `execute` (inside the dialect's own transaction). */
+  const runAtOnce = <T>(steps: TemplateSteps<T>, execute: (sql: string, parameters: readonly unknown[]) => unknown[]): T => {
+    let next = steps.next()
+    while (next.done !== true) {
+      const template = templateOf(next.value.key, next.value.build)
+      const started = startTime()
+      const rows = execute(template.sql, parametersOf(template, next.value.values))
+      reportRun(template, started)
+      next = steps.next(rows)
+    }
+    return next.value
   }
 
   return {
     run,
-    async transact (db, write, open) {
-      const { calls, finish } = write
+    async transact (db, steps, open) {
       // The executor declines inside a transaction, while another is open, or always (PostgreSQL).
-      const started = startTime()
-      const done = direct?.transaction(db, () => calls.map(statementOf))
-      if (done !== undefined) {
-        const rows = await done.rows
-        // Each statement is timed with the whole transaction's time: they ran as one.
-        for (const call of calls) reportRun(templateOf(call.key, call.build), started)
-        return finish(rows)
-      }
+      const done = direct?.transaction(db, (execute) => runAtOnce(steps(), execute))
+      if (done !== undefined) return done.value
       return open(async (trx) => {
-        const rows: unknown[][] = []
-        for (const call of calls) rows.push(await run(trx, call.key, call.build, call.values))
-        return finish(rows)
+        const iterator = steps()
+        let next = iterator.next()
+        while (next.done !== true) next = iterator.next(await run(trx, next.value.key, next.value.build, next.value.values))
+        return next.value
       })
     }
   }

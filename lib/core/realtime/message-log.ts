@@ -107,9 +107,9 @@ export function messageEvent (kind: MessageKind, record: NotificationRecord | Co
  * serving process per file, file-lock.ts, and this log is the one write path): a one-device poll
  * re-polling from its newest cursor then costs no backlog read. A stamp is noted when its row is
  * written inside a caller's transaction, before its commit (noted and never committed, a
- * rollback, costs a read, never an item); a write of the log's own commits before this process
- * hears of it (SQLite's writer thread answers after its commit, and a mark taken meanwhile holds
- * the row), so from its start to its note the device's newest is not known.
+ * rollback, costs a read, never an item). A write of the log's own is noted when the store's
+ * call answers, after its commit, and a mark taken in between already holds the row: from the
+ * write's start to its note the device's newest is not known, so no reader skips the row.
  */
 interface LocalNewest {
   /** A write for `deviceId` of `kind` begins; call the function returned once it is noted or failed. */
@@ -188,8 +188,7 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
 
   /**
    * Runs a write of the store's in a transaction: on SQLite each repository write is one of its
-   * own, run past Kysely (QueryTemplates.transact: on a file's writer thread, holding the
-   * connection's turn, so commits follow stamps there); elsewhere it runs in
+   * own, run at once (QueryTemplates.transact; commits follow stamps there); elsewhere it runs in
    * a transaction opened here, so that batches commit one after the other, in stamp order.
    */
   const committed = <T>(fn: (target: Store) => Promise<T>): Promise<T> =>

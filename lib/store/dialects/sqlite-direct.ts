@@ -15,17 +15,13 @@
  * goes through Kysely and waits for the connection: run now, it would join that transaction.
  *
  * A write of several templates (`QueryTemplates.transact`: a clock step and the row it stamps)
- * runs as a whole transaction of its own instead of a Kysely transaction with its connection
- * handover, transaction object and a promise per statement: on the writer thread when the store
- * has one (sqlite-writer.ts), holding the connection's turn as a Kysely transaction would; else in
- * one synchronous call under the rule above (no transaction open). While the writer's
- * transaction is in flight, direct reads still run (they see the last commit) and direct writes
- * wait for the turn like everything that goes through Kysely.
+ * runs as a whole transaction in one synchronous call under the same rule (no transaction open),
+ * instead of a Kysely transaction with its connection handover, transaction object and a promise
+ * per statement.
  */
 import type { DatabaseConnection, SqliteDatabase, SqliteDialectConfig } from 'kysely'
 import { SqliteDialect, SqliteDriver } from 'kysely'
-import type { DirectExecutor, TemplateStatement } from '../query-templates.js'
-import type { SqliteWriter } from './sqlite-writer.js'
+import type { DirectExecutor } from '../query-templates.js'
 
 /** Kysely's driver, counting the transactions open on its connection. */
 class CountingDriver extends SqliteDriver {
@@ -73,65 +69,27 @@ export interface DirectSqlite {
   readonly dialect: SqliteDialect
   /** Runs templates on `database` where the rules above allow it. */
   readonly executor: DirectExecutor
-  /** Waits for the transaction in flight on the writer, then stops the writer (none: resolves). */
-  stopWriter(): Promise<void>
 }
 
 /**
  * @example
- * const direct = directSqlite(cachingDatabase(openSqliteConnection(path)), startSqliteWriter(path, settings))
+ * const direct = directSqlite(cachingDatabase(openSqliteConnection(path)))
  * const db = new Kysely<Schema>({ dialect: direct.dialect })
  * const store = createKyselyStore(db, sqliteDialect, { directExecutor: () => direct.executor })
  */
-export function directSqlite (database: SqliteDatabase, writer?: SqliteWriter): DirectSqlite {
+export function directSqlite (database: SqliteDatabase): DirectSqlite {
   const config: SqliteDialectConfig = { database }
   const driver = new CountingDriver(config)
-  /** Transactions in flight on the writer (each holds the connection's turn). */
-  let flying = 0
-
-  /** `statements` on the writer, in one message, holding the turn from before they go to after their answer. */
-  const onWriter = async (writer: SqliteWriter, statements: TemplateStatement[]): Promise<unknown[][]> => {
-    // Which return rows, from the main connection's (cached) statements.
-    const readers = statements.map((s) => database.prepare(s.sql).reader)
-    await driver.acquireConnection()
-    flying++
-    try {
-      // Stopped or failed while this waited for its turn: the main connection writes it (the turn is ours).
-      if (!writer.alive) return wholeTransaction(database, statements)
-      return await writer.transaction(statements, readers)
-    } finally {
-      flying--
-      await driver.releaseConnection()
-    }
-  }
-
   return {
     dialect: new CountingDialect(config, driver),
     executor: {
       execute (db, sql, parameters) {
         if (!db.isTransaction && driver.open > 0) return undefined
-        if (flying > 0 && !db.isTransaction) {
-          const statement = database.prepare(sql)
-          // A write now would wait for the writer's lock on the event loop: it waits for the turn.
-          return statement.reader ? statement.all(parameters) as unknown[] : undefined
-        }
         return runOn(database, sql, parameters)
       },
-      transaction (db, statements) {
-        if (db.isTransaction) return undefined
-        if (writer?.alive === true) return { rows: onWriter(writer, statements()) }
-        if (driver.open > 0 || flying > 0) return undefined
-        return { rows: wholeTransaction(database, statements()) }
-      }
-    },
-    async stopWriter () {
-      if (writer === undefined) return
-      // The turn: every transaction in flight on the writer has ended once it is ours.
-      await driver.acquireConnection()
-      try {
-        await writer.stop()
-      } finally {
-        await driver.releaseConnection()
+      transaction (db, body) {
+        if (db.isTransaction || driver.open > 0) return undefined
+        return { value: wholeTransaction(database, body) }
       }
     }
   }
@@ -145,16 +103,16 @@ function runOn (database: SqliteDatabase, sql: string, parameters: readonly unkn
 }
 
 /**
- * `statements` between `begin` and `commit`, all in this call: no other statement can run on
- * the connection meanwhile, so none joins the transaction and none waits for it. A statement or
+ * `body` between `begin` and `commit`, all in this call: no other statement can run on the
+ * connection meanwhile, so none joins the transaction and none waits for it. A statement or
  * commit that fails rolls it back (a failed commit leaves it open) and the error goes on.
  */
-function wholeTransaction (database: SqliteDatabase, statements: TemplateStatement[]): unknown[][] {
+function wholeTransaction<T> (database: SqliteDatabase, body: (execute: (sql: string, parameters: readonly unknown[]) => unknown[]) => T): T {
   runOn(database, 'begin', [])
   try {
-    const rows = statements.map(({ sql, parameters }) => runOn(database, sql, parameters))
+    const value = body((sql, parameters) => runOn(database, sql, parameters))
     runOn(database, 'commit', [])
-    return rows
+    return value
   } catch (error) {
     try {
       runOn(database, 'rollback', [])

@@ -13,7 +13,6 @@ import { migrateToLatest, sqliteMigrationDialect } from '../migrations/index.js'
 import { startCheckpointer } from './sqlite-checkpointer.js'
 import { directSqlite } from './sqlite-direct.js'
 import { openSqliteConnection, sqliteErrorCode } from './sqlite-driver.js'
-import { startSqliteWriter } from './sqlite-writer.js'
 import { cachingDatabase } from './statement-cache.js'
 
 export const sqliteDialect: StoreDialect = {
@@ -68,15 +67,12 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
     database.close()
     throw error
   }
-  // Its statements are prepared on first use, after the migrations (sqlite-writer.ts).
-  const writer = isFile ? startSqliteWriter(path, { synchronous: options.durability === 'full' ? 'FULL' : 'NORMAL' }) : undefined
-  const direct = directSqlite(cachingDatabase(database), writer)
+  const direct = directSqlite(cachingDatabase(database))
   const db = new Kysely<Schema>({ dialect: direct.dialect })
   if (options.migrate !== false) {
     try {
       await migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect)
     } catch (error) {
-      await direct.stopWriter()
       await db.destroy()
       throw error
     }
@@ -88,7 +84,6 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
   return Object.assign(store, {
     async close () {
       // First: the main connection, closing last, checkpoints what is left and removes the log.
-      await direct.stopWriter()
       await checkpointer.stop()
       await close()
     }

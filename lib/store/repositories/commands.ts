@@ -6,7 +6,7 @@ import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
 import { createQueryTemplates } from '../query-templates.js'
 import { clockReading } from '../../core/realtime/client-timestamp.js'
-import { clockStep, currentDeviceKey, drawnStamp, messaging, pruneMessages, selectorWhere, writeAll } from './message-clock.js'
+import { clockStep, currentDeviceKey, messaging, pruneMessages, selectorWhere, stampOf, writeSteps } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
 import type { QueryTemplates } from '../query-templates.js'
 
@@ -65,69 +65,64 @@ export function createCommandRepository (
   return {
     async insert (c, now, ring) {
       if (writes !== undefined) return writes.insertCommand(c, now, ring)
-      // The clock first: its row lock orders concurrent writers (R9). The stamp is the
-      // timestamp, a client's kept only when the clock can take it (issue #23).
-      return writeAll(db, templates, {
-        calls: [clockStep(db, clockReading(c.timestamp, now)), {
+      return writeSteps(db, templates, function * () {
+        // The clock first: its row lock orders concurrent writers (R9). The stamp is the
+        // timestamp, a client's kept only when the clock can take it (issue #23).
+        const timestamp = stampOf(yield clockStep(db, clockReading(c.timestamp, now)))
+        const [row] = (yield {
           key: 'command-insert',
-          build: (slot) => {
-            const stamp = drawnStamp(slot(9))
-            return messaging(db).insertInto('commands').values({
-              command: slot(0),
-              device_id: slot(1),
-              network_id: slot(2),
-              device_type_id: slot(3),
-              user_id: slot(4),
-              parameters: slot(5),
-              lifetime: slot(6),
-              status: slot(7),
-              result: slot(8),
-              timestamp: stamp,
-              last_updated: stamp,
-              is_updated: slot(10),
-              clock_ts: stamp,
-              stored_at: slot(11),
-              device_key: currentDeviceKey(slot(1))
-            }).returningAll()
-          },
+          build: (slot) => messaging(db).insertInto('commands').values({
+            command: slot(0),
+            device_id: slot(1),
+            network_id: slot(2),
+            device_type_id: slot(3),
+            user_id: slot(4),
+            parameters: slot(5),
+            lifetime: slot(6),
+            status: slot(7),
+            result: slot(8),
+            timestamp: slot(9),
+            last_updated: slot(9),
+            is_updated: slot(10),
+            clock_ts: slot(9),
+            stored_at: slot(11),
+            device_key: currentDeviceKey(slot(1))
+          }).returningAll(),
           values: [c.command, c.deviceId, c.networkId, c.deviceTypeId, c.userId, encodeJson(c.parameters), c.lifetime, c.status,
-            encodeJson(c.result), 0, encodeBool(false), now]
-        }],
-        finish (rows) {
-          const row = rows[1]?.[0] as CommandRow | undefined
-          if (row === undefined) throw new Error('a command insert returned no row')
-          return toCommandRecord(row)
-        }
+            encodeJson(c.result), timestamp, encodeBool(false), now]
+        }) as CommandRow[]
+        if (row === undefined) throw new Error('a command insert returned no row')
+        return toCommandRecord(row)
       })
     },
 
     async update (deviceId, id, patch, now, ring) {
       if (writes !== undefined) return writes.updateCommand({ deviceId, id, patch }, now, ring)
-      // One statement finds and updates the row. A miss (no such command for this device)
-      // still takes a stamp: an unused stamp is a gap in the clock, which no cursor minds.
-      const status = patch.status !== undefined
-      const result = patch.result !== undefined
-      const parameters = patch.parameters !== undefined
-      const encodedParameters = patch.parameters === undefined || patch.parameters === null ? null : encodeJson(patch.parameters)
-      return writeAll(db, templates, {
-        calls: [clockStep(db, now), {
+      return writeSteps(db, templates, function * () {
+        // One statement finds and updates the row. A miss (no such command for this device)
+        // still takes a stamp: an unused stamp is a gap in the clock, which no cursor minds.
+        const lastUpdated = stampOf(yield clockStep(db, now))
+        const status = patch.status !== undefined
+        const result = patch.result !== undefined
+        const parameters = patch.parameters !== undefined
+        const encodedParameters = patch.parameters === undefined || patch.parameters === null ? null : encodeJson(patch.parameters)
+        const [row] = (yield {
           // One template per shape of the patch.
           key: `command-update:${Number(status)}${Number(result)}${Number(parameters)}`,
           build: (slot) => messaging(db).updateTable('commands').set({
             ...(status ? { status: slot(0) } : {}),
             ...(result ? { result: slot(1) } : {}),
             ...(parameters ? { parameters: slot(2) } : {}),
-            last_updated: drawnStamp(slot(3)),
+            last_updated: slot(3),
             is_updated: slot(4),
             stored_at: slot(5)
           }).where('id', '=', slot(6)).where('device_id', '=', slot(7)).where('device_key', '=', currentDeviceKey(slot(7)))
             .returningAll(),
-          values: [patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, 0, encodeBool(true), now, id, deviceId]
-        }],
-        finish (rows) {
-          const row = rows[1]?.[0] as CommandRow | undefined
-          return row === undefined ? undefined : toCommandRecord(row)
-        }
+          values: [
+            patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), now, id, deviceId
+          ]
+        }) as CommandRow[]
+        return row === undefined ? undefined : toCommandRecord(row)
       })
     },
 

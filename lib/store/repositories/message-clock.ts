@@ -7,7 +7,7 @@ import { sql } from 'kysely'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
 import type { Database } from '../database.js'
-import type { QueryTemplates, SlotOf, TemplateCall, TemplateWrite } from '../query-templates.js'
+import type { QueryTemplates, SlotOf, TemplateCall, TemplateSteps } from '../query-templates.js'
 
 export interface MessageClockTable {
   id: number
@@ -31,11 +31,10 @@ export function messaging (db: Kysely<Database>): Kysely<MessagingDatabase> {
  * `max(last_ts + count, now + count - 1)` and returns the new value (read it with
  * {@link stampOf}), so the `count` stamps it hands out (value-count+1 .. value) are all after the
  * last one and none is before `now`. The first statement of its write transaction, so that the
- * row lock orders concurrent writers (commit order = id order = timestamp order). The
- * statements after it take their stamps from it in SQL ({@link drawnStamp}).
+ * row lock orders concurrent writers (commit order = id order = timestamp order).
  *
  * @example
- * const write = { calls: [clockStep(db, Date.now()), insertCall], finish: (rows) => stampOf(rows[0]!) }
+ * const stamp = stampOf(yield clockStep(db, Date.now()))
  */
 export function clockStep (db: Kysely<Database>, now: number, count = 1): TemplateCall {
   return {
@@ -48,18 +47,9 @@ export function clockStep (db: Kysely<Database>, now: number, count = 1): Templa
   }
 }
 
-/**
- * A stamp the clock step of the same transaction drew, as a value of a later statement: the
- * clock's value plus `offset` (a slot: 0 for the last stamp drawn, -1 for the one before, ...).
- * In SQL, so that the whole transaction is known before its first statement runs.
- */
-export function drawnStamp (offset: never): RawBuilder<number> {
-  return sql<number>`(select last_ts from message_clock where id = 1) + ${offset}`
-}
-
 /** The clock's new value from the rows of {@link clockStep}. */
-export function stampOf (rows: unknown[] | undefined): number {
-  const row = rows?.[0] as { last_ts: number } | undefined
+export function stampOf (rows: unknown[]): number {
+  const row = rows[0] as { last_ts: number } | undefined
   if (row === undefined) throw new Error('the message clock row is missing')
   return Number(row.last_ts)
 }
@@ -68,8 +58,8 @@ export function stampOf (rows: unknown[] | undefined): number {
  * Runs a write's statements (a {@link clockStep} first) as one transaction on `db`: joined when
  * `db` is a transaction, at once where the dialect can (QueryTemplates.transact).
  */
-export function writeAll<T> (db: Kysely<Database>, templates: QueryTemplates, write: TemplateWrite<T>): Promise<T> {
-  return templates.transact(db, write, (body) => inTransaction(db, body))
+export function writeSteps<T> (db: Kysely<Database>, templates: QueryTemplates, steps: () => TemplateSteps<T>): Promise<T> {
+  return templates.transact(db, steps, (body) => inTransaction(db, body))
 }
 
 /** Runs `fn` in a transaction unless `db` already is one. */

@@ -4,10 +4,10 @@ import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { batchClockReading, clockReading } from '../../core/realtime/client-timestamp.js'
-import { clockStep, currentDeviceKey, drawnStamp, messaging, pruneMessages, selectorWhere, stampOf, writeAll } from './message-clock.js'
+import { clockStep, currentDeviceKey, messaging, pruneMessages, selectorWhere, stampOf, writeSteps } from './message-clock.js'
 import type { MessagingDatabase } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
-import type { QueryTemplates, SlotOf, TemplateCall, TemplateWrite } from '../query-templates.js'
+import type { QueryTemplates, SlotOf, TemplateSteps } from '../query-templates.js'
 import { createQueryTemplates } from '../query-templates.js'
 
 export interface NotificationRow {
@@ -45,20 +45,16 @@ const INSERT_COLUMNS = 7
  */
 const MAX_CHUNK = 64
 
-/**
- * One row of an insert, its values at `base` .. `base + INSERT_COLUMNS - 1`: the stamp (as
- * timestamp and clock_ts) is the clock's value plus the row's offset at `base + 5`.
- */
+/** One row of an insert, its values at `base` .. `base + INSERT_COLUMNS - 1` (the stamp twice, as timestamp and clock_ts). */
 function notificationValues (slot: SlotOf, base: number): InsertObject<MessagingDatabase, 'notifications'> {
-  const stamp = drawnStamp(slot(base + 5))
   return {
     notification: slot(base),
     device_id: slot(base + 1),
     network_id: slot(base + 2),
     device_type_id: slot(base + 3),
     parameters: slot(base + 4),
-    timestamp: stamp,
-    clock_ts: stamp,
+    timestamp: slot(base + 5),
+    clock_ts: slot(base + 5),
     stored_at: slot(base + 6),
     device_key: currentDeviceKey(slot(base + 1))
   }
@@ -73,14 +69,16 @@ export function createNotificationRepository (
   db: Kysely<Database>, writes?: MessageWrites, templates: QueryTemplates = createQueryTemplates()
 ): NotificationRepository {
   /**
-   * Rows `start .. start+size-1` of `list` in one statement; the batch's stamps end at the
-   * clock's value (row i: value - (count - 1) + i).
+   * Rows `start .. start+size-1` of `list` in one statement, stamped from `first`. The records are
+   * built from the input (only the ids come back): reading every column back and parsing the
+   * parameters again cost more than the insert itself (issue #26).
    */
-  function insertCall (list: readonly NewNotification[], start: number, size: number, now: number): TemplateCall {
+  function * insertChunk (list: readonly NewNotification[], start: number, size: number,
+    first: number, now: number): TemplateSteps<NotificationRecord[]> {
     const values: unknown[] = []
     for (let i = start; i < start + size; i++) {
       const n = list[i]!
-      values.push(n.notification, n.deviceId, n.networkId, n.deviceTypeId, encodeJson(n.parameters), i - list.length + 1, now)
+      values.push(n.notification, n.deviceId, n.networkId, n.deviceTypeId, encodeJson(n.parameters), first + i, now)
     }
     // `or fail`: SQLite keeps a statement journal (a copy of every page the statement changes,
     // spilled to a temporary file) for a multi-row insert that may abort, so that an abort can undo
@@ -90,48 +88,46 @@ export function createNotificationRepository (
     // This path is SQLite's: PostgreSQL writes through its own `writes`.
     const build = (slot: SlotOf): Compilable<{ id: number }> => messaging(db).insertInto('notifications').orFail()
       .values(Array.from({ length: size }, (_, row) => notificationValues(slot, row * INSERT_COLUMNS))).returning('id')
-    return { key: `notification-insert-${size}`, build, values }
-  }
-
-  /**
-   * `list` in one transaction: one clock step for all (their stamps are last-n+1 .. last), then
-   * one statement per chunk. The records are built from the input (only the ids come back):
-   * reading every column back and parsing the parameters again cost more than the insert itself
-   * (issue #26).
-   */
-  function insertWrite (list: readonly NewNotification[], reading: number, now: number): TemplateWrite<NotificationRecord[]> {
-    const calls = [clockStep(db, reading, list.length)]
-    for (let start = 0; start < list.length; start += MAX_CHUNK) calls.push(insertCall(list, start, Math.min(MAX_CHUNK, list.length - start), now))
-    return {
-      calls,
-      finish (rows) {
-        const first = stampOf(rows[0]) - list.length + 1
-        // Identity values follow the VALUES order; RETURNING order is not promised.
-        const ids = rows.slice(1).flatMap((chunk) => (chunk as Array<{ id: number }>).map((row) => Number(row.id)).sort((a, b) => a - b))
-        return list.map((n, k) => {
-          const stamp = first + k
-          return {
-            id: ids[k]!, notification: n.notification, deviceId: n.deviceId, networkId: n.networkId, deviceTypeId: n.deviceTypeId,
-            timestamp: stamp, parameters: n.parameters ?? null, stamp
-          }
-        })
+    const rows = (yield { key: `notification-insert-${size}`, build, values }) as Array<{ id: number }>
+    // Identity values follow the VALUES order; RETURNING order is not promised.
+    const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b)
+    return ids.map((id, k) => {
+      const n = list[start + k]!
+      const stamp = first + start + k
+      return {
+        id, notification: n.notification, deviceId: n.deviceId, networkId: n.networkId, deviceTypeId: n.deviceTypeId,
+        timestamp: stamp, parameters: n.parameters ?? null, stamp
       }
-    }
+    })
   }
 
   return {
     async insert (n, now = Date.now(), ring) {
       if (writes !== undefined) return writes.insertNotification(n, now, ring)
-      // The clock first: its row lock orders concurrent writers (R9). The stamp is the
-      // timestamp, a client's kept only when the clock can take it (issue #23).
-      const [record] = await writeAll(db, templates, insertWrite([n], clockReading(n.timestamp, now), now))
-      return record!
+      return writeSteps(db, templates, function * () {
+        // The clock first: its row lock orders concurrent writers (R9). The stamp is the
+        // timestamp, a client's kept only when the clock can take it (issue #23).
+        const timestamp = stampOf(yield clockStep(db, clockReading(n.timestamp, now)))
+        const [record] = yield * insertChunk([n], 0, 1, timestamp, now)
+        return record!
+      })
     },
 
     async insertMany (list, now, ring) {
       if (list.length === 0) return []
       if (writes !== undefined) return writes.insertNotifications(list, now, ring)
-      return writeAll(db, templates, insertWrite(list, batchClockReading(list, now), now))
+      return writeSteps(db, templates, function * () {
+        // One clock step for the batch: the stamps are last+1 .. last+n.
+        const last = stampOf(yield clockStep(db, batchClockReading(list, now), list.length))
+        const first = last - list.length + 1
+        const records: NotificationRecord[] = []
+        for (let start = 0; start < list.length;) {
+          const size = Math.min(MAX_CHUNK, list.length - start)
+          records.push(...yield * insertChunk(list, start, size, first, now))
+          start += size
+        }
+        return records
+      })
     },
 
     async findById (id) {

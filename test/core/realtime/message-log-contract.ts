@@ -2,7 +2,7 @@
  * The message-log contract (lib/testing/contracts) on this run's store: SQLite, PostgreSQL with
  * DEVICEHUB_TEST_PG_URL, and PostgreSQL with its bus with DEVICEHUB_TEST_PG_DOORBELL=1 too
  * (the dialect's ordering then orders out-of-order commits and keeps the mark). On SQLite also on
- * a file, where the log's writes run on the store's writer thread (sqlite-writer.ts).
+ * a file (WAL, the background checkpoints), as `devicehub serve` runs it.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -11,7 +11,7 @@ import type { Test } from 'tap'
 import { directSqlite } from '../../../lib/store/dialects/sqlite-direct.js'
 import { openSqliteConnection } from '../../../lib/store/dialects/sqlite-driver.js'
 import { cachingDatabase } from '../../../lib/store/dialects/statement-cache.js'
-import type { QueryRunner, TemplateWrite } from '../../../lib/store/query-templates.js'
+import type { QueryRunner, TemplateSteps } from '../../../lib/store/query-templates.js'
 import { createQueryTemplates } from '../../../lib/store/query-templates.js'
 import { createQueryTiming } from '../../../lib/store/query-timing.js'
 
@@ -42,16 +42,14 @@ async function open (t: Test) {
   const runsNow = (h: QueryRunner) => direct.executor.execute(h, 'select 1 as x', []) !== undefined
   /** Two rows in one write: `second` as the second row's name (null fails the NOT NULL after the first row is in). */
   const insertTwo = (h: Kysely<Schema>, id: number, second: string | null): Promise<string> => {
-    const write: TemplateWrite<string> = {
-      calls: [
-        { key: 'insert', build: (slot) => h.insertInto('items').values({ id: slot(0), name: slot(1) }), values: [id, 'first'] },
-        { key: 'insert', build: (slot) => h.insertInto('items').values({ id: slot(0), name: slot(1) }), values: [id + 1, second] },
-        { key: 'names', build: () => h.selectFrom('items').select('name').orderBy('id'), values: [] }
-      ],
-      finish: (rows) => (rows[2] as Array<{ name: string }>).map((r) => r.name).join(',')
+    function * steps (): TemplateSteps<string> {
+      yield { key: 'insert', build: (slot) => h.insertInto('items').values({ id: slot(0), name: slot(1) }), values: [id, 'first'] }
+      yield { key: 'insert', build: (slot) => h.insertInto('items').values({ id: slot(0), name: slot(1) }), values: [id + 1, second] }
+      const rows = (yield { key: 'names', build: () => h.selectFrom('items').select('name').orderBy('id'), values: [] }) as Array<{ name: string }>
+      return rows.map((r) => r.name).join(',')
     }
     let opened = false
-    const written = templates.transact(h, write, (body) => {
+    const written = templates.transact(h, steps, (body) => {
       opened = true
       return h.isTransaction ? body(h) : h.transaction().execute(body)
     })
