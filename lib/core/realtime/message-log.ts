@@ -121,6 +121,9 @@ interface LocalNewest {
   newestFor(kind: MessageKind, deviceId: string): number
 }
 
+/** The key of a kind and device among the writes in flight. */
+const flightKey = (kind: MessageKind, deviceId: string): string => `${kind}\u0000${deviceId}`
+
 function createLocalNewest (): LocalNewest {
   const newest = createNewestStamps()
   /** Writes begun and not yet noted, per kind and device. */
@@ -129,7 +132,7 @@ function createLocalNewest (): LocalNewest {
   let floorKnown = false
   return {
     writing (kind, deviceId) {
-      const key = `${kind}\u0000${deviceId}`
+      const key = flightKey(kind, deviceId)
       inFlight.set(key, (inFlight.get(key) ?? 0) + 1)
       return () => {
         const left = inFlight.get(key)! - 1
@@ -148,7 +151,7 @@ function createLocalNewest (): LocalNewest {
       newest.forget(clock)
     },
     newestFor (kind, deviceId) {
-      if (!floorKnown || (inFlight.size > 0 && inFlight.has(`${kind}\u0000${deviceId}`))) return Number.POSITIVE_INFINITY
+      if (!floorKnown || (inFlight.size > 0 && inFlight.has(flightKey(kind, deviceId)))) return Number.POSITIVE_INFINITY
       return newest.newestFor(kind, deviceId)
     }
   }
