@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandRecord, CommandRepository } from '../../core/commands/command-ports.js'
+import type { CommandRecord, CommandRepository, NewCommand } from '../../core/commands/command-ports.js'
 import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
@@ -55,6 +55,18 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
 }
 
 /**
+ * The record of an inserted command, from its input, id and stamp: what reading the row back
+ * would give (never updated yet; the JSON values are the input's own objects).
+ */
+export function commandRecordOf (c: NewCommand, id: number, stamp: number): CommandRecord {
+  return {
+    id, command: c.command, deviceId: c.deviceId, networkId: c.networkId, deviceTypeId: c.deviceTypeId, userId: c.userId,
+    parameters: c.parameters ?? null, lifetime: c.lifetime ?? null, status: c.status ?? null, result: c.result ?? null,
+    timestamp: stamp, lastUpdated: stamp, isUpdated: false, stamp
+  }
+}
+
+/**
  * Inserts and updates go to the dialect's own `writes` when it has them (PostgreSQL: one
  * statement with the clock step and the ring, pg-message-writes.ts); otherwise they take the
  * clock row's lock in a transaction.
@@ -87,12 +99,13 @@ export function createCommandRepository (
             clock_ts: slot(9),
             stored_at: slot(11),
             device_key: currentDeviceKey(slot(1))
-          }).returningAll(),
+          }).returning('id'),
           values: [c.command, c.deviceId, c.networkId, c.deviceTypeId, c.userId, encodeJson(c.parameters), c.lifetime, c.status,
             encodeJson(c.result), timestamp, encodeBool(false), now]
-        }) as CommandRow[]
+        }) as Array<{ id: number }>
         if (row === undefined) throw new Error('a command insert returned no row')
-        return toCommandRecord(row)
+        // Built from the input: reading every column back and decoding its JSON again cost more.
+        return commandRecordOf(c, Number(row.id), timestamp)
       })
     },
 

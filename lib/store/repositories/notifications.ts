@@ -37,6 +37,17 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
   }
 }
 
+/**
+ * The record of an inserted notification, from its input, id and stamp: what reading the row
+ * back would give (the parameters are the input's own object, stored as its JSON).
+ */
+export function notificationRecordOf (n: NewNotification, id: number, stamp: number): NotificationRecord {
+  return {
+    id, notification: n.notification, deviceId: n.deviceId, networkId: n.networkId, deviceTypeId: n.deviceTypeId,
+    timestamp: stamp, parameters: n.parameters ?? null, stamp
+  }
+}
+
 /** Values per row of a notification insert (see notificationValues). */
 const INSERT_COLUMNS = 7
 /**
@@ -91,14 +102,7 @@ export function createNotificationRepository (
     const rows = (yield { key: `notification-insert-${size}`, build, values }) as Array<{ id: number }>
     // Identity values follow the VALUES order; RETURNING order is not promised.
     const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b)
-    return ids.map((id, k) => {
-      const n = list[start + k]!
-      const stamp = first + start + k
-      return {
-        id, notification: n.notification, deviceId: n.deviceId, networkId: n.networkId, deviceTypeId: n.deviceTypeId,
-        timestamp: stamp, parameters: n.parameters ?? null, stamp
-      }
-    })
+    return ids.map((id, k) => notificationRecordOf(list[start + k]!, id, first + start + k))
   }
 
   return {

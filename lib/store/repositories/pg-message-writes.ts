@@ -28,10 +28,9 @@ import { encodeJson } from '../codec.js'
 import { prepared } from '../dialects/prepared-statements.js'
 import type { QueryTemplates, SlotOf } from '../query-templates.js'
 import type { Database } from '../database.js'
-import { toCommandRecord } from './commands.js'
+import { commandRecordOf, toCommandRecord } from './commands.js'
 import type { CommandRow } from './commands.js'
-import { toNotificationRecord } from './notifications.js'
-import type { NotificationRow } from './notifications.js'
+import { notificationRecordOf } from './notifications.js'
 import type { CommandUpdate, MessageWrites } from './message-writes.js'
 
 type DrawKind = 'notification' | 'command' | 'update'
@@ -163,20 +162,21 @@ function packs (ring: StoreRing, kind: string): RawBuilder<unknown> {
 }
 
 /**
- * The rest of a write statement after `w`: the written rows, and with a ring their bus events
- * (`rings`). A statement of one row (most of them when writes are few) rings from its final
+ * The rest of a write statement after `w`: the `returned` columns of the written rows, and with a
+ * ring their bus events (`rings`). A statement of one row (most of them when writes are few) rings from its final
  * select, without the CTEs packs need: they cost more than they save on one row.
  */
 function ringing (
-  ring: StoreRing | undefined, single: boolean, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string
+  ring: StoreRing | undefined, single: boolean, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string,
+  returned: RawBuilder<unknown>
 ): RawBuilder<unknown> {
-  if (ring === undefined) return sql`\n    select w.* from w order by w.id`
+  if (ring === undefined) return sql`\n    select ${returned} from w order by w.id`
   // The count runs `rung` once (an init plan).
   if (!single) {
-    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select w.*, (select count(*) from rung) as rung from w order by w.id`
+    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, (select count(*) from rung) as rung from w order by w.id`
   }
   // `offset 0` fences the record, built once.
-  return sql`\n    select w.*, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
+  return sql`\n    select ${returned}, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
     from w cross join d cross join lateral (
       select w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, d.next_xid, d.prev,
         ${sql.ref(`w.${stamp}`)} as stamp, (${record})::text as full offset 0
@@ -222,6 +222,16 @@ const READING = 1
 const COUNT = 2
 const FIRST_INPUT = 3
 
+/**
+ * What an insert reads back: the id and stamp of each row, in input order (`order by w.id`; ids
+ * follow it). The records are built from the input (`notificationRecordOf`, `commandRecordOf`):
+ * every column read back (parsed by the driver, the JSON decoded again) cost more than the ids.
+ */
+const INSERTED = sql`w.id, w.clock_ts`
+
+/** A row of `INSERTED`. */
+interface InsertedRow { id: number | string, clock_ts: number | string }
+
 const NOTIFICATION_INPUT: readonly InputColumn[] = [
   ['notification', 'text'], ['device_id', 'text'], ['network_id', 'bigint'], ['device_type_id', 'bigint'], ['parameters', 'text']
 ]
@@ -242,7 +252,7 @@ export async function pgInsertNotifications (
     list.map((n) => n.notification), list.map((n) => n.deviceId), list.map((n) => n.networkId),
     list.map((n) => n.deviceTypeId), list.map((n) => encodeJson(n.parameters))])]
   const key = shapeKey('notifications', list.length, ring)
-  const rows = await templates.run<NotificationRow>(db, key, (slot) => compilable(db, sql<NotificationRow>`${prepared()}with input as (
+  const rows = await templates.run<InsertedRow>(db, key, (slot) => compilable(db, sql<InsertedRow>`${prepared()}with input as (
       ${inputRows('i', NOTIFICATION_INPUT, list.length, slot, FIRST_INPUT)}
     ), d as (${draw('notification', slot(COUNT), slot(READING), ring)}),
     w as (
@@ -253,8 +263,8 @@ export async function pgInsertNotifications (
         (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts')}`), values)
-  return rows.map(toNotificationRecord)
+    )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts', INSERTED)}`), values)
+  return rows.map((row, i) => notificationRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
 }
 
 const COMMAND_INPUT: readonly InputColumn[] = [
@@ -275,7 +285,7 @@ export async function pgInsertCommands (
     list.map((c) => c.userId), list.map((c) => encodeJson(c.parameters)), list.map((c) => c.lifetime), list.map((c) => c.status),
     list.map((c) => encodeJson(c.result))])]
   const key = shapeKey('commands', list.length, ring)
-  const rows = await templates.run<CommandRow>(db, key, (slot) => compilable(db, sql<CommandRow>`${prepared()}with input as (
+  const rows = await templates.run<InsertedRow>(db, key, (slot) => compilable(db, sql<InsertedRow>`${prepared()}with input as (
       ${inputRows('i', COMMAND_INPUT, list.length, slot, FIRST_INPUT)}
     ), d as (${draw('command', slot(COUNT), slot(READING), ring)}),
     w as (
@@ -286,8 +296,8 @@ export async function pgInsertCommands (
         d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint, (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
       returning *
-    )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts')}`), values)
-  return rows.map(toCommandRecord)
+    )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts', INSERTED)}`), values)
+  return rows.map((row, i) => commandRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
 }
 
 const UPDATE_INPUT: readonly InputColumn[] = [
@@ -332,7 +342,7 @@ export async function pgUpdateCommands (
       from m cross join d
       where c.id = m.id and c.device_id = m.device_id
       returning c.*, m.ord
-    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated')}`), values)
+    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated', sql`w.*`)}`), values)
   const byOrd = new Map(rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   return list.map((_, i) => byOrd.get(i + 1))
 }
