@@ -758,6 +758,35 @@ function batchChecks (check: Register): void {
     }
   })
 
+  // Stores may build an insert's record from its input instead of reading the row back (issue
+  // #26): what they answer must be what a read gives, single or combined into one statement.
+  check('messages: concurrent inserts, with and without a ring, answer what reads back', async ({ store }) => {
+    const networkId = await store.networks.insert({ name: 'insert-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'insert-type', description: null })
+    await store.devices.insert({ id: 'insert-dev', name: 'Insert', data: null, networkId, deviceTypeId, isBlocked: false })
+    const message = { deviceId: 'insert-dev', networkId, deviceTypeId }
+    for (const ring of [undefined, { channel: 'devicehub_contract' }]) {
+      // Seven at once: a store that combines writes gets batches of one, a few and several.
+      const notifications = await Promise.all(Array.from({ length: 7 }, (_, i) => store.notifications.insert({
+        ...message, notification: `n${i}`, parameters: i % 3 === 0 ? null : { i, nested: { z: 1, a: [i, 'x'] } }
+      }, Date.now(), ring)))
+      const commands = await Promise.all(Array.from({ length: 7 }, (_, i) => store.commands.insert({
+        ...message, command: `c${i}`, userId: null, parameters: i % 3 === 0 ? null : { i, quote: 'a "b" \\ c' },
+        lifetime: i % 2 === 0 ? null : 60 + i, status: i === 1 ? 'Pending' : null, result: i === 2 ? { ok: true } : null
+      }, Date.now(), ring)))
+      for (const [i, record] of notifications.entries()) {
+        same(record, await store.notifications.findById(record.id), `notification ${i} (ring: ${ring !== undefined})`)
+        assert.equal(record.notification, `n${i}`)
+      }
+      for (const [i, record] of commands.entries()) {
+        same(record, await store.commands.findById(record.id), `command ${i} (ring: ${ring !== undefined})`)
+        assert.equal(record.command, `c${i}`)
+        assert.equal(record.isUpdated, false)
+        assert.equal(record.lastUpdated, record.stamp)
+      }
+    }
+  })
+
   // SQLite writes these rows with `insert or fail` (no statement journal): the rows before the bad
   // one are undone only because the failure rolls back the whole transaction, as the log writes it.
   check('notifications: a batch that fails in its transaction leaves none of its rows', async ({ store }) => {
