@@ -163,8 +163,9 @@ function packs (ring: StoreRing, kind: string): RawBuilder<unknown> {
 
 /**
  * The rest of a write statement after `w`: the `returned` columns of the written rows, and with a
- * ring their bus events (`rings`). A statement of one row (most of them when writes are few) rings from its final
- * select, without the CTEs packs need: they cost more than they save on one row.
+ * ring their bus events (`rings`). A statement of one row (most of them when writes are few)
+ * rings from its final select, without the CTEs packs need: they cost more than they save on one
+ * row.
  */
 function ringing (
   ring: StoreRing | undefined, single: boolean, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string,
@@ -173,7 +174,8 @@ function ringing (
   if (ring === undefined) return sql`\n    select ${returned} from w order by w.id`
   // The count runs `rung` once (an init plan).
   if (!single) {
-    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, (select count(*) from rung) as rung from w order by w.id`
+    const rung = sql`(select count(*) from rung) as rung`
+    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, ${rung} from w order by w.id`
   }
   // `offset 0` fences the record, built once.
   return sql`\n    select ${returned}, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
