@@ -14,7 +14,7 @@ import type { MetricsOptions } from './http/metrics.js'
 import type { PresenceSettings } from './core/presence/presence-service.js'
 import { createPostgresDoorbell } from './doorbells/postgres-doorbell.js'
 import type { LogOrdering } from './core/realtime/log-ordering.js'
-import type { PostgresDoorbell } from './doorbells/postgres-doorbell.js'
+import type { PostgresDoorbell, PostgresDoorbellOptions } from './doorbells/postgres-doorbell.js'
 import type { Durability } from './store/durability.js'
 import { isPostgresUrl, openStore } from './store/open-store.js'
 import { postgresOrdering } from './store/ordering/postgres-ordering.js'
@@ -67,6 +67,8 @@ export interface StartServerOptions {
    * WebSocket at `/mqtt` of the HTTP port. Default none (`devicehub serve` turns it on).
    */
   mqtt?: MqttStartOptions | false
+  /** On PostgreSQL: the doorbell's channel, reconnect backoff and health probe (see createPostgresDoorbell). */
+  doorbell?: PostgresDoorbellOptions
   /** Called with the built app before it listens: add hooks or routes (the test rig's faults do). */
   configure?: (app: FastifyInstance) => void | Promise<void>
 }
@@ -113,7 +115,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     // LISTEN/NOTIFY, and their writes, which commit out of stamp order, are put back in order;
     // one process on SQLite needs nothing more than the memory bus.
     if (isPostgresUrl(location)) {
-      bus = await createPostgresDoorbell(location)
+      bus = await createPostgresDoorbell(location, options.doorbell)
       ordering = postgresOrdering(store, bus)
     }
     hub = await createDeviceHub({

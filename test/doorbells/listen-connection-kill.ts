@@ -11,7 +11,11 @@ import { adminQuery, createTestDatabase, postgresTest } from '../fixtures/pg-dat
 postgresTest('a killed LISTEN connection: parked polls still get every item, cursors see each once', async (t, adminUrl) => {
   const db = await createTestDatabase(t, adminUrl)
   const dbName = new URL(db).pathname.slice(1)
-  const server = await startServer({ db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' } })
+  // The first reconnect waits 3 s, so the writes below happen while the connection is down even
+  // on a slow machine (with the default 250 ms they sometimes did not).
+  const server = await startServer({
+    db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' }, doorbell: { reconnect: { initialDelayMs: 3000 } }
+  })
   t.teardown(() => server.close())
   const doorbell = server.hub.bus as PostgresDoorbell
   const { accessToken: token } = await server.adminTokens()
