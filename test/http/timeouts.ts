@@ -64,7 +64,10 @@ t.test('close() lets a request in flight finish, then closes a connection whose 
     started()
     return Buffer.alloc(64 * 1024 * 1024)
   })
+  let slowArrived = (): void => undefined
+  const slowStarted = new Promise<void>((resolve) => { slowArrived = resolve })
   app.get('/slow', async () => {
+    slowArrived()
     await sleep(200)
     return { slow: true }
   })
@@ -78,8 +81,9 @@ t.test('close() lets a request in flight finish, then closes a connection whose 
   stuck.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n')
   await bigStarted
   const slow = fetch(`http://127.0.0.1:${port}/slow`)
-  // The slow request has reached the server before close() starts.
-  await sleep(50)
+  // The slow request has reached its handler before close() starts (a fixed sleep was not always
+  // enough on a slow machine: the connection, not yet accepted, was reset by the close).
+  await slowStarted
 
   const closing = app.close().then(() => 'closed')
   const outcome = await Promise.race([closing, new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000).unref())])
