@@ -87,6 +87,8 @@ export interface RunningServer {
   readonly mqttWebSocketUrl: string | undefined
   /** The MQTT endpoint, when it is on. */
   readonly mqtt: MqttServer | undefined
+  /** On PostgreSQL: the bus between instances (its LISTEN connection's state, for monitoring and tests). */
+  readonly doorbell: PostgresDoorbell | undefined
   /** What the operator should know (e.g. the default MQTT port was busy, so MQTT runs over WebSocket only). */
   readonly warnings: readonly string[]
   /** An access/refresh token pair for the admin (user 1). */
@@ -190,6 +192,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
     mqttUrl: mqtt?.url(),
     mqttWebSocketUrl: mqtt?.webSocketPath === undefined ? undefined : `ws://${urlHost}:${port}${mqtt.webSocketPath}`,
     mqtt: mqtt?.server,
+    doorbell: bus,
     warnings: mqtt?.warnings ?? [],
     port,
     app,

@@ -103,7 +103,11 @@ export interface DeviceHubOptions {
 
 export interface DeviceHub {
   readonly store: Store
-  /** The bus given (or the memory bus); listeners that need stamp order use `router`. */
+  /**
+   * The bus in log order: the ordering's where there is one (PostgreSQL: the bus given does not
+   * deliver this hub's own writes, which the ordering has from their statements), else the bus
+   * given (or the memory bus). Listeners that wait for messages use `router`.
+   */
   readonly bus: Bus
   /** The one write path of messages, and the mark readers take. */
   readonly log: MessageLog
@@ -219,7 +223,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   let closing: Promise<void> | undefined
   return {
     store,
-    bus,
+    bus: orderedBus,
     log,
     router,
     clock,

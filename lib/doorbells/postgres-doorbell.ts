@@ -52,6 +52,13 @@ export interface PostgresDoorbell extends Bus {
   readonly size: number
   /** Server process id of the LISTEN connection (for monitoring and tests), when connected. */
   readonly listenerPid: number | undefined
+  /**
+   * Stops delivering the message events sent by these server processes (a store's connections,
+   * `KyselyStore.sessions`), dropped before they are parsed: their writer orders them from its
+   * statements' answers (postgres-ordering.ts). Plugin and revocation events are still delivered.
+   * The set is read live; a later call replaces it.
+   */
+  ignoreWritesOf(sessions: ReadonlySet<number>): void
 }
 
 
@@ -90,6 +97,11 @@ const MAX_PAYLOAD = 7900
  */
 export function decodeDoorbellEvent (payload: string): BusEvent | undefined {
   return decodeValue(parsePayload(payload))
+}
+
+/** Whether a payload is a message event's (every form starts with its kind), told without parsing it. */
+function isMessagePayload (payload: string | undefined): boolean {
+  return payload !== undefined && (payload.startsWith('["notification"') || payload.startsWith('["command'))
 }
 
 /** PostgreSQL refuses NOTIFY payloads of this many bytes or more: a longer one is not ours. */
@@ -209,6 +221,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
   let delay = initialDelay
   const healthInterval = options.healthCheckIntervalMs ?? 30_000
   let healthTimer: NodeJS.Timeout | undefined
+  let ignored: ReadonlySet<number> = new Set()
 
   const deliver = (event: BusEvent): void => {
     listeners.deliver(event)
@@ -216,6 +229,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
 
   const onNotification = (message: Notification): void => {
     if (message.channel !== channel) return
+    if (ignored.has(message.processId) && isMessagePayload(message.payload)) return
     const events = decodeDoorbellEvents(message.payload ?? '')
     if (events.length === 0) {
       logger.warn({ channel, payload: message.payload?.slice(0, 200) }, 'doorbell ignored a malformed notification')
@@ -317,6 +331,9 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
       return (client as (Client & { processID?: number | null }) | undefined)?.processID ?? undefined
     },
     notifyChannel: channel,
+    ignoreWritesOf (sessions) {
+      ignored = sessions
+    },
     async publish (event: BusEvent, tx?: Store) {
       if (event.kind === 'resync' || event.kind === 'connection') {
         deliver(event)

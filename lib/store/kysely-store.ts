@@ -32,6 +32,11 @@ type RepositoryName = 'users' | 'networks' | 'deviceTypes' | 'devices' | 'comman
 export interface KyselyStore extends Store {
   /** The Kysely instance, for the store's own tests and dialect-specific extensions. */
   readonly db: Kysely<Database>
+  /**
+   * Server process ids of the store's open connections, kept current (PostgreSQL; empty on
+   * SQLite): the log's ordering tells its bus which notifications are its own writes'.
+   */
+  readonly sessions: ReadonlySet<number>
 }
 
 export interface KyselyStoreOptions {
@@ -42,6 +47,8 @@ export interface KyselyStoreOptions {
    * handle (`db` with the store's plugins): sqlite-direct.ts, postgres.ts. Default: none.
    */
   directExecutor?: (root: QueryRunner) => DirectExecutor
+  /** The dialect's live set of its connections' server process ids (`KyselyStore.sessions`). Default: none. */
+  sessions?: ReadonlySet<number>
 }
 
 /**
@@ -52,17 +59,25 @@ export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, 
   const timing = createQueryTiming()
   const root = db.withPlugin(timing.plugin)
   const templates = createQueryTemplates({ timing, prefix: dialect.templatePrefix, direct: options.directExecutor?.(root) })
-  return build(root, dialect, undefined, createReadCache(options.readCache), timing, templates)
+  const shared: Shared = { cache: createReadCache(options.readCache), timing, templates, sessions: options.sessions ?? new Set() }
+  return build(root, dialect, undefined, shared)
+}
+
+/** What a store shares with the stores of its transactions. */
+interface Shared {
+  cache: ReadCache
+  timing: QueryTiming
+  templates: QueryTemplates
+  sessions: ReadonlySet<number>
 }
 
 function build (
   db: Kysely<Database> | Transaction<Database>,
   dialect: StoreDialect,
   pending: Array<() => void> | undefined,
-  cache: ReadCache,
-  timing: QueryTiming,
-  templates: QueryTemplates
+  shared: Shared
 ): KyselyStore {
+  const { cache, timing, templates } = shared
   const inTransaction = pending !== undefined
   // Inside a transaction, writes also clear the cache once the transaction commits.
   const afterCommit = pending === undefined ? undefined : (fn: () => void) => { pending.push(fn) }
@@ -80,6 +95,7 @@ function build (
   const store: KyselyStore = {
     db,
     dialect: dialect.name,
+    sessions: shared.sessions,
     // Users, assignments and devices are read by every request (authentication, device scope).
     // Every write of these repositories (and of networks and device types, whose deletion
     // cascades to devices and assignments) clears the cache.
@@ -137,7 +153,7 @@ function build (
       // Nested calls join the transaction already open (one connection on SQLite).
       if (inTransaction) return fn(store)
       const callbacks: Array<() => void> = []
-      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks, cache, timing, templates)))
+      const result = await db.transaction().execute((trx) => fn(build(trx, dialect, callbacks, shared)))
       for (const callback of callbacks) callback()
       return result
     },

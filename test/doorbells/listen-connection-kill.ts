@@ -1,8 +1,9 @@
 /**
  * Losing the doorbell's LISTEN connection loses doorbells, never items: polls parked while it is
- * down are answered after the reconnect (the resync wake-up), and cursors see every item once.
+ * down for another instance's writes are answered after the reconnect (the resync wake-up), and
+ * cursors see every item once. (An instance's own writes do not need its LISTEN connection: their
+ * events come from their statements, see out-of-order-commits.ts.)
  */
-import type { PostgresDoorbell } from '../../lib/doorbells/postgres-doorbell.js'
 import { DEFAULT_DOORBELL_APPLICATION_NAME } from '../../lib/doorbells/postgres-doorbell.js'
 import { startServer } from '../../lib/start-server.js'
 import { call, eventually, sleep } from '../fixtures/messaging.js'
@@ -17,9 +18,13 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
     db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' }, doorbell: { reconnect: { initialDelayMs: 3000 } }
   })
   t.teardown(() => server.close())
-  const doorbell = server.hub.bus as PostgresDoorbell
+  const doorbell = server.doorbell!
   const { accessToken: token } = await server.adminTokens()
   const base = server.url
+  // The instance whose writes the parked polls wait for: its NOTIFYs are what the lost connection loses.
+  const other = await startServer({ db, jwtSecret: 'kill-test-secret', doorbell: { applicationName: 'devicehub-doorbell-writer' } })
+  t.teardown(() => other.close())
+  const writer = other.url
   const before = (await call(`${base}/info`, token)).body.serverTimestamp as string
 
   const networkId = (await call(`${base}/network`, token, { method: 'POST', body: { name: 'kill', description: null } })).body.id as number
@@ -44,9 +49,9 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
   t.equal((await server.hub.health()).checks.doorbell.status, 'fail', 'readiness fails while the connection is down')
 
   // Writes while the LISTEN connection is down: their doorbells are lost.
-  const commands = await Promise.all(devices.map((id) => call(`${base}/device/${id}/command`, token, { method: 'POST', body: { command: `while-down-${id}` } })))
-  const notifications = await Promise.all(devices.map((id) => call(`${base}/device/${id}/notification`, token, { method: 'POST', body: { notification: `while-down-${id}`, parameters: { id } } })))
-  t.equal((await call(`${base}/device/kill-0/command/${awaited}`, token, { method: 'PUT', body: { status: 'Done', result: { r: 1 } } })).status, 204)
+  const commands = await Promise.all(devices.map((id) => call(`${writer}/device/${id}/command`, token, { method: 'POST', body: { command: `while-down-${id}` } })))
+  const notifications = await Promise.all(devices.map((id) => call(`${writer}/device/${id}/notification`, token, { method: 'POST', body: { notification: `while-down-${id}`, parameters: { id } } })))
+  t.equal((await call(`${writer}/device/kill-0/command/${awaited}`, token, { method: 'PUT', body: { status: 'Done', result: { r: 1 } } })).status, 204)
   t.equal(doorbell.connected, false, 'every write happened while the LISTEN connection was down')
   t.ok([...commands, ...notifications].every((r) => r.status === 201))
 
@@ -71,7 +76,7 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
   const again = call(`${base}/device/kill-1/notification/poll?waitTimeout=30`, token)
   await sleep(300)
   const started = Date.now()
-  const later = await call(`${base}/device/kill-1/notification`, token, { method: 'POST', body: { notification: 'after-reconnect' } })
+  const later = await call(`${writer}/device/kill-1/notification`, token, { method: 'POST', body: { notification: 'after-reconnect' } })
   const woken = await again
   t.ok(Date.now() - started < 3000, 'woken by the doorbell, not by the timeout')
   t.same(woken.body.map((n: { id: number }) => n.id), [later.body.id])

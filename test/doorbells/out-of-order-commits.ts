@@ -11,7 +11,7 @@ import { startServer } from '../../lib/start-server.js'
 import { call, sleep } from '../fixtures/messaging.js'
 import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
-const RING: StoreRing = { channel: DEFAULT_HUB_CHANNEL }
+const RING: StoreRing = { channel: DEFAULT_HUB_CHANNEL, drawn: () => {} }
 
 const notification = (name: string, deviceId: string): NewNotification =>
   ({ notification: name, deviceId, networkId: 1, deviceTypeId: null, parameters: null })
@@ -25,19 +25,30 @@ async function serverWithDevice (t: Test, adminUrl: string, device: string) {
   const base = server.url
   t.equal((await call(`${base}/device/${device}`, token, { method: 'PUT', body: { name: device, networkId: 1 } })).status, 204)
   const first = await call(`${base}/device/${device}/notification`, token, { method: 'POST', body: { notification: 'before' } })
-  return { server, token, base, first: first.body.timestamp as string }
+  return { db, server, token, base, first: first.body.timestamp as string }
 }
 
-postgresTest('a write committed out of stamp order reaches cursor readers in stamp order', async (t, adminUrl) => {
-  const { server, token, base, first } = await serverWithDevice(t, adminUrl, 'ooo-1')
+// The open transaction is this instance's own (its log writes it: its event comes from the
+// statement's answer, at commit) or another instance's (its event comes as a NOTIFY).
+for (const writer of ['this instance', 'another instance'] as const) {
+  postgresTest(`a write committed out of stamp order reaches cursor readers in stamp order (${writer})`, async (t, adminUrl) => {
+    await outOfOrder(t, adminUrl, writer)
+  })
+}
+
+async function outOfOrder (t: Test, adminUrl: string, writer: 'this instance' | 'another instance'): Promise<void> {
+  const { db, server, token, base, first } = await serverWithDevice(t, adminUrl, 'ooo-1')
   let cursor = first
+  const other = writer === 'this instance' ? undefined : await startServer({ db, jwtSecret: 'order-test-secret' })
+  if (other !== undefined) t.teardown(() => other.close())
+  const hub = (other ?? server).hub
 
   // A transaction draws stamp s1 and stays open; a plain write then draws s2 > s1 and commits.
   let commitSlow!: () => void
   const held = new Promise<void>((resolve) => { commitSlow = resolve })
   let slowId = 0
-  const slow = server.hub.store.transaction(async (tx) => {
-    slowId = (await tx.notifications.insert(notification('slow', 'ooo-1'), Date.now(), RING)).id
+  const slow = hub.store.transaction(async (tx) => {
+    slowId = (await hub.log.append({ kind: 'notification', input: notification('slow', 'ooo-1') }, tx)).id
     await held
   })
   while (slowId === 0) await sleep(5)
@@ -70,7 +81,7 @@ postgresTest('a write committed out of stamp order reaches cursor readers in sta
   function cursorAt (timestamp: string): void {
     cursor = timestamp
   }
-})
+}
 
 postgresTest('a write that drew and failed leaves a hole that resolves into a re-read', async (t, adminUrl) => {
   const { server, token, base, first } = await serverWithDevice(t, adminUrl, 'hole-1')

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import net from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
 import type { Logger } from '../../lib/core/ports.js'
-import type { BusEvent, LocalEvent, MessageEvent } from '../../lib/core/realtime/bus.js'
+import type { BusEvent, DrawLink, LocalEvent, MessageEvent } from '../../lib/core/realtime/bus.js'
 import { createPostgresDoorbell, decodeDoorbellEvent, decodeDoorbellEvents, encodeDoorbellEvent } from '../../lib/doorbells/postgres-doorbell.js'
 import type { PostgresDoorbell, PostgresDoorbellOptions } from '../../lib/doorbells/postgres-doorbell.js'
 import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
@@ -208,10 +209,10 @@ function runPostgresTests (t: Tap, url: string): void {
     const ids = { networkId: network, deviceTypeId: deviceType }
     await store.devices.insert({ id: 'rec-dev', name: 'rec', data: null, ...ids, isBlocked: false })
     const base = { deviceId: 'rec-dev', ...ids }
-    const n = await store.notifications.insert({ ...base, notification: 'n', parameters: { v: [1, 'ü'] } }, Date.now(), { channel })
-    const c = await store.commands.insert({ ...base, command: 'c', userId: 1, parameters: null, lifetime: 60, status: null, result: null }, Date.now(), { channel })
-    const u = await store.commands.update('rec-dev', c.id, { status: 'done', result: { ok: true } }, Date.now(), { channel })
-    const big = await store.notifications.insert({ ...base, notification: 'big', parameters: { blob: 'x'.repeat(9000) } }, Date.now(), { channel })
+    const n = await store.notifications.insert({ ...base, notification: 'n', parameters: { v: [1, 'ü'] } }, Date.now(), { channel, drawn: () => {} })
+    const c = await store.commands.insert({ ...base, command: 'c', userId: 1, parameters: null, lifetime: 60, status: null, result: null }, Date.now(), { channel, drawn: () => {} })
+    const u = await store.commands.update('rec-dev', c.id, { status: 'done', result: { ok: true } }, Date.now(), { channel, drawn: () => {} })
+    const big = await store.notifications.insert({ ...base, notification: 'big', parameters: { blob: 'x'.repeat(9000) } }, Date.now(), { channel, drawn: () => {} })
     const events = await seen.until(4)
     t.same(events.map((e) => [e.kind, e.id]), [['notification', n.id], ['command', c.id], ['command-update', c.id], ['notification', big.id]])
     t.same(events[0]!.record, n, 'the notification as the store returned it')
@@ -220,6 +221,45 @@ function runPostgresTests (t: Tap, url: string): void {
     t.same(events[2]!.record, u, 'the command as updated')
     t.match(events[2]!.record, { isUpdated: true, status: 'done', result: { ok: true } })
     t.equal(events[3]!.record, undefined, 'a record past the NOTIFY limit stays behind; listeners read the row')
+  })
+
+  t.test('ignoreWritesOf: those connections\' message events are dropped; their control events and other stores\' writes still come', async (t) => {
+    const store = await openTestStore(t)
+    const other = await openTestStore(t)
+    const channel = newChannel()
+    const doorbell = await openHub(t, { channel })
+    doorbell.ignoreWritesOf(store.sessions)
+    const seen = record(doorbell)
+    const ring = { channel, drawn: () => {} }
+    const write = async (on: typeof store, name: string) => {
+      const networkId = await on.networks.insert({ name: `${name}-net`, description: null })
+      const deviceTypeId = await on.deviceTypes.insert({ name: `${name}-type`, description: null })
+      await on.devices.insert({ id: `${name}-dev`, name, data: null, networkId, deviceTypeId, isBlocked: false })
+      const base = { deviceId: `${name}-dev`, networkId, deviceTypeId }
+      const n = await on.notifications.insert({ ...base, notification: name, parameters: null }, Date.now(), ring)
+      const c = await on.commands.insert({ ...base, command: name, userId: null, parameters: null, lifetime: null, status: null, result: null },
+        Date.now(), ring)
+      await on.commands.update(`${name}-dev`, c.id, { status: 'done' }, Date.now(), ring)
+      return { n, c }
+    }
+    await write(store, 'own')
+    t.ok(store.sessions.size > 0, 'the store knows its connections')
+    const revoke: BusEvent = { kind: 'revoke', userId: 5, what: 'rights' }
+    await store.transaction((tx) => doorbell.publish(revoke, tx))
+    const theirs = await write(other, 'theirs')
+    const events = await seen.until(4)
+    await sleep(100)
+    t.same(seen.events.map((e) => e.kind), ['revoke', 'notification', 'command', 'command-update'],
+      'the own store\'s message events are dropped, its revocation and the other store\'s writes come')
+    t.same(events.slice(1).map((e) => e.id), [theirs.n.id, theirs.c.id, theirs.c.id])
+
+    // A connection that ends leaves the set.
+    const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(store.db)).rows[0]!.pid
+    t.ok(store.sessions.has(pid), 'a connection of the pool is in the set')
+    await (await admin(t)).query('select pg_terminate_backend($1)', [pid])
+    const deadline = Date.now() + 5000
+    while (store.sessions.has(pid) && Date.now() < deadline) await sleep(20)
+    t.notOk(store.sessions.has(pid), 'and leaves it when it ends')
   })
 
   t.test('a statement of several rows rings once per pack of events that fits a payload; every row chained', async (t) => {
@@ -243,9 +283,11 @@ function runPostgresTests (t: Tap, url: string): void {
       }))
       const heard = seen.events.length
       const sent = payloads.length
-      const rows = await store.notifications.insertMany(list, Date.now(), { channel })
+      const links = new Map<object, DrawLink>()
+      const rows = await store.notifications.insertMany(list, Date.now(), { channel, drawn: (record, link) => links.set(record, link) })
       const events = (await seen.until(heard + rows.length)).slice(heard)
       t.same(events.map((e) => e.id), rows.map((r) => r.id), 'every row, in order')
+      t.same(rows.map((r) => links.get(r)), events.map((e) => e.order), 'the statement tells each row the link its NOTIFY carries')
       t.same(events.map((e) => e.record), rows.map((r, i) => sizes[i]! > 7000 ? undefined : r), 'with its record unless too large')
       t.same(events.slice(1).map((e) => e.order!.prev), events.slice(0, -1).map((e) => e.order!.stamp), 'one unbroken chain')
       t.same(events.map((e) => e.order!.stamp), rows.map((r) => r.stamp))

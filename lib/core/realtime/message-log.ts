@@ -19,7 +19,8 @@
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
 import { createWriteCombiner } from '../write-combiner.js'
-import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
+import type { StoreRing } from '../commands/command-ports.js'
+import type { Bus, BusEvent, DrawLink, MessageEvent, MessageKind } from './bus.js'
 import type { LogCursor } from './log-cursor.js'
 import type { MessageSelector } from './message-filter.js'
 import { createNewestStamps } from './newest-stamps.js'
@@ -43,7 +44,10 @@ export interface LogOrder {
   caughtUp(): Promise<void>
   /** The newest stamp released for `deviceId` of `kind` (or the stamp below which nothing is known per device). */
   newestFor(kind: MessageKind, deviceId: string): number
-  /** Told of a write that rode its statement, once committed. */
+  /**
+   * Told of a write that rode its statement, once committed, with its link in the draw chain:
+   * the order releases it as it would its NOTIFY (which its bus does not deliver).
+   */
   written(event: MessageEvent): void
 }
 
@@ -179,6 +183,11 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     onWritten(kind)
   }
 
+  /** Where the store said each record written by riding its statement stands in the draw (`StoreRing.drawn`). */
+  const links = new WeakMap<NotificationRecord | CommandRecord, DrawLink>()
+  // One ring for every write of this log: the store combines writes of one ring into one statement.
+  const ring: StoreRing | undefined = channel === undefined ? undefined : { channel, drawn: (record, link) => links.set(record, link) }
+
   /** A write that rode its statement: committed with it (or with `tx`). */
   const rode = (event: MessageEvent, tx: Store | undefined): void => {
     const done = (): void => {
@@ -201,14 +210,14 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
   const combiner = createWriteCombiner((batch: NewNotification[]) =>
     committed((target) => target.notifications.insertMany(batch, clock.now())), { maxBatch: MAX_BATCH })
 
-  /** Writes the row in `target`, riding `ring` when given. */
+  /** Writes the row in `target`, riding `rides` when given. */
   const write = (
-    target: Store, w: LogWrite, ring: { channel: string } | undefined
+    target: Store, w: LogWrite, rides: StoreRing | undefined
   ): Promise<NotificationRecord | CommandRecord | undefined> => {
     const now = clock.now()
-    if (w.kind === 'notification') return target.notifications.insert(w.input, now, ring)
-    if (w.kind === 'command') return target.commands.insert(w.input, now, ring)
-    return target.commands.update(w.deviceId, w.id, w.patch, now, ring)
+    if (w.kind === 'notification') return target.notifications.insert(w.input, now, rides)
+    if (w.kind === 'command') return target.commands.insert(w.input, now, rides)
+    return target.commands.update(w.deviceId, w.id, w.patch, now, rides)
   }
 
   /** Writes the row in `t` (a transaction) and publishes it there. */
@@ -236,9 +245,13 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
 
   const append = async (w: LogWrite, tx?: Store): Promise<NotificationRecord | CommandRecord | undefined> => {
     const target = tx ?? store
-    if (channel !== undefined && target.dialect === 'postgres') {
-      const record = await write(target, w, { channel })
-      if (record !== undefined) rode(messageEvent(w.kind, record), tx)
+    if (ring !== undefined && target.dialect === 'postgres') {
+      const record = await write(target, w, ring)
+      if (record !== undefined) {
+        const event = messageEvent(w.kind, record)
+        event.order = links.get(record)
+        rode(event, tx)
+      }
       return record
     }
     if (tx !== undefined) return inTx(tx, w)

@@ -72,7 +72,8 @@ export async function openPostgresStore (url: string, options: PostgresStoreOpti
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new Error(`Invalid PostgreSQL schema name '${schema}': use lower-case letters, digits and '_'`)
   }
-  const pool = await createPool(url, options)
+  const sessions = new Set<number>()
+  const pool = await createPool(url, options, sessions)
   const db = new KyselyClass<Schema>({ dialect: new PostgresDialect({ pool }) })
   try {
     if (schema !== undefined) await sql`create schema if not exists ${sql.id(schema)}`.execute(db)
@@ -86,7 +87,7 @@ export async function openPostgresStore (url: string, options: PostgresStoreOpti
     await db.destroy()
     throw error
   }
-  return createKyselyStore(db, postgresDialect, { directExecutor: (root) => pooledTemplates(pool, root) })
+  return createKyselyStore(db, postgresDialect, { directExecutor: (root) => pooledTemplates(pool, root), sessions })
 }
 
 /**
@@ -128,7 +129,8 @@ async function migrateRetryingCatalogRaces (db: Kysely<unknown>, schema: string 
   }
 }
 
-async function createPool (url: string, options: PostgresStoreOptions): Promise<Pool> {
+/** A pool whose open connections' server process ids are kept in `sessions` (`KyselyStore.sessions`). */
+async function createPool (url: string, options: PostgresStoreOptions, sessions: Set<number>): Promise<Pool> {
   const pg = await loadPg()
   const types = new pg.default.TypeOverrides()
   const toNumber = (value: string): number => Number(value)
@@ -151,8 +153,22 @@ async function createPool (url: string, options: PostgresStoreOptions): Promise<
   pool.on('error', () => {})
   // The message writes run as prepared statements (prepared-statements.ts); names shared by the pool's clients.
   const names = new Map<string, string>()
-  pool.on('connect', (client) => prepareMarkedStatements(client as unknown as QueryClient, names))
+  pool.on('connect', (client) => {
+    prepareMarkedStatements(client as unknown as QueryClient, names)
+    const pid = processId(client)
+    if (pid !== undefined) sessions.add(pid)
+  })
+  pool.on('remove', (client) => {
+    const pid = processId(client)
+    if (pid !== undefined) sessions.delete(pid)
+  })
   return pool
+}
+
+/** The server process id of a connected client (from the server's BackendKeyData; `processID` is not in pg's types). */
+function processId (client: object): number | undefined {
+  const pid = (client as { processID?: unknown }).processID
+  return typeof pid === 'number' ? pid : undefined
 }
 
 /**

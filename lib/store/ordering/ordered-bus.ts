@@ -14,9 +14,12 @@
  * `mark()` is the last stamp released (and the largest ids): every item at or below it is
  * committed, every later one will be released after the mark was read. Readers register, take
  * the mark, read the store up to it and take the rest live; no read of the store's high-water
- * mark is needed. The mark lags a write by its NOTIFY's trip; `caughtUp()` lets a reader wait
- * (briefly) for this process's own acknowledged writes, so a client that wrote and then polls
- * the same instance finds its write in the backlog.
+ * mark is needed. The mark lags another instance's write by its NOTIFY's trip. This process's own
+ * writes come from the log (`written`, with the link the statement answered) rather than their
+ * NOTIFY, which the bus underneath drops without parsing it; a NOTIFY that comes anyway (its bus
+ * does not know the sender) is a duplicate, at or below the mark or queued already, and changes
+ * nothing. `caughtUp()` lets a reader wait (briefly) for this process's own acknowledged writes,
+ * so a client that wrote and then polls the same instance finds its write in the backlog.
  *
  * A link can go missing: a statement that drew and then failed, or a NOTIFY lost with the LISTEN
  * connection. When the head of the queue has waited `settleCheckMs`, the store is asked whether
@@ -239,7 +242,8 @@ export async function createOrderedBus (
       listeners.deliver(event)
       return
     }
-    if (mark !== undefined && link.stamp <= mark.clock) return
+    // At or below the mark, or queued already: a duplicate (its own write's NOTIFY, see `written`).
+    if ((mark !== undefined && link.stamp <= mark.clock) || waiting.has(link.prev)) return
     waiting.set(link.prev, event as MessageEvent)
     drain()
   }
@@ -262,7 +266,11 @@ export async function createOrderedBus (
     mark: () => ({ ...mark! }),
     newestFor: (kind: MessageKind, deviceId: string) => newest.newestFor(kind, deviceId),
     caughtUp: () => closed ? Promise.resolve() : catchUps.wait(mark!.clock),
-    written: (event) => { catchUps.written(event) },
+    written: (event) => {
+      catchUps.written(event)
+      // Its own writes' NOTIFYs are not delivered by the bus (postgres-ordering.ts): queued here as if heard.
+      if (event.order !== undefined) onEvent(event)
+    },
     publish: (event: BusEvent, tx?: Store) => inner.publish(event, tx),
     subscribe: (listener) => listeners.add(listener),
     async close () {

@@ -15,6 +15,8 @@ import { createStampOrder } from './stamp-order.js'
 export interface StatementBus extends Bus {
   /** The NOTIFY channel the bus listens on. */
   readonly notifyChannel: string
+  /** Stops delivering the message events these server processes send (see PostgresDoorbell). */
+  ignoreWritesOf(sessions: ReadonlySet<number>): void
 }
 
 /** Tuning of the ordered bus; the hub gives the logger. */
@@ -35,6 +37,9 @@ export function postgresOrdering (store: KyselyStore, bus: StatementBus, options
   }
   return async ({ logger }) => {
     const ordered = await createOrderedBus(bus, createStampOrder(store.db), { ...options, logger })
+    // This store's writes reach the ordered bus from their statements' answers (the log's
+    // `written`): the bus need not parse their NOTIFYs back.
+    bus.ignoreWritesOf(store.sessions)
     return {
       bus: ordered,
       channel: bus.notifyChannel,

@@ -163,9 +163,9 @@ function packs (ring: StoreRing, kind: string): RawBuilder<unknown> {
 
 /**
  * The rest of a write statement after `w`: the `returned` columns of the written rows, and with a
- * ring their bus events (`rings`). A statement of one row (most of them when writes are few)
- * rings from its final select, without the CTEs packs need: they cost more than they save on one
- * row.
+ * ring their bus events (`rings`) and the draw's `prev` and `next_xid` (`DRAWN`). A statement of
+ * one row (most of them when writes are few) rings from its final select, without the CTEs packs
+ * need: they cost more than they save on one row.
  */
 function ringing (
   ring: StoreRing | undefined, single: boolean, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string,
@@ -175,10 +175,10 @@ function ringing (
   // The count runs `rung` once (an init plan).
   if (!single) {
     const rung = sql`(select count(*) from rung) as rung`
-    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, ${rung} from w order by w.id`
+    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, ${DRAWN}, ${rung} from w cross join d order by w.id`
   }
   // `offset 0` fences the record, built once.
-  return sql`\n    select ${returned}, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
+  return sql`\n    select ${returned}, ${DRAWN}, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
     from w cross join d cross join lateral (
       select w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, d.next_xid, d.prev,
         ${sql.ref(`w.${stamp}`)} as stamp, (${record})::text as full offset 0
@@ -232,7 +232,32 @@ const FIRST_INPUT = 3
 const INSERTED = sql`w.id, w.clock_ts`
 
 /** A row of `INSERTED`. */
-interface InsertedRow { id: number | string, clock_ts: number | string }
+interface InsertedRow extends DrawnRow { id: number | string, clock_ts: number | string }
+
+/** What a ringing statement adds to each row it returns: its draw's `prev` and `next_xid` (`ringing`). */
+const DRAWN = sql`d.prev as draw_prev, d.next_xid as draw_xid`
+
+/** A row of a ringing statement (`DRAWN`); the columns are absent without a ring. */
+interface DrawnRow { draw_prev?: number | string, draw_xid?: number | string }
+
+/**
+ * Tells `ring` where each written record stands in the draw chain, as the statement's NOTIFYs
+ * say it (`rings`): a statement's stamps are consecutive, the first follows the draw's `prev`.
+ */
+function tellDrawn<R extends NotificationRecord | CommandRecord> (
+  ring: StoreRing | undefined, rows: readonly DrawnRow[], records: ReadonlyArray<R | undefined>, stampOf: (record: R) => number
+): void {
+  if (ring === undefined || rows.length === 0) return
+  const prev = Number(rows[0]!.draw_prev)
+  const nextXid = Number(rows[0]!.draw_xid)
+  let first = Number.POSITIVE_INFINITY
+  for (const record of records) if (record !== undefined) first = Math.min(first, stampOf(record))
+  for (const record of records) {
+    if (record === undefined) continue
+    const stamp = stampOf(record)
+    ring.drawn(record, { prev: stamp === first ? prev : stamp - 1, stamp, nextXid })
+  }
+}
 
 const NOTIFICATION_INPUT: readonly InputColumn[] = [
   ['notification', 'text'], ['device_id', 'text'], ['network_id', 'bigint'], ['device_type_id', 'bigint'], ['parameters', 'text']
@@ -266,7 +291,9 @@ export async function pgInsertNotifications (
       from input i cross join d order by i.ord
       returning *
     )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts', INSERTED)}`), values)
-  return rows.map((row, i) => notificationRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
+  const records = rows.map((row, i) => notificationRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
+  tellDrawn(ring, rows, records, (record) => record.stamp)
+  return records
 }
 
 const COMMAND_INPUT: readonly InputColumn[] = [
@@ -299,7 +326,9 @@ export async function pgInsertCommands (
       from input i cross join d order by i.ord
       returning *
     )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts', INSERTED)}`), values)
-  return rows.map((row, i) => commandRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
+  const records = rows.map((row, i) => commandRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
+  tellDrawn(ring, rows, records, (record) => record.stamp)
+  return records
 }
 
 const UPDATE_INPUT: readonly InputColumn[] = [
@@ -325,7 +354,7 @@ export async function pgUpdateCommands (
     list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result)), list.map((u) => u.patch.result !== undefined),
     list.map((u) => u.patch.parameters === undefined || u.patch.parameters === null ? null : encodeJson(u.patch.parameters)),
     list.map((u) => u.patch.parameters !== undefined)])]
-  type Row = CommandRow & { ord: number }
+  type Row = CommandRow & DrawnRow & { ord: number }
   const key = shapeKey('command-updates', list.length, ring)
   const rows = await templates.run<Row>(db, key, (slot) => compilable(db, sql<Row>`${prepared()}with input as (
       ${inputRows('u', UPDATE_INPUT, list.length, slot, FIRST_INPUT)}
@@ -346,7 +375,9 @@ export async function pgUpdateCommands (
       returning c.*, m.ord
     )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated', sql`w.*`)}`), values)
   const byOrd = new Map(rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
-  return list.map((_, i) => byOrd.get(i + 1))
+  const records = list.map((_, i) => byOrd.get(i + 1))
+  tellDrawn(ring, rows, records, (record) => record.lastUpdated)
+  return records
 }
 
 interface Pending<T> {
@@ -355,7 +386,8 @@ interface Pending<T> {
   ring: StoreRing | undefined
 }
 
-const sameRing = <T>(batch: ReadonlyArray<Pending<T>>, item: Pending<T>): boolean => batch[0]!.ring?.channel === item.ring?.channel
+/** One statement per ring: its channel, and each row's `drawn` (the ring of the statement's first write tells them all). */
+const sameRing = <T>(batch: ReadonlyArray<Pending<T>>, item: Pending<T>): boolean => batch[0]!.ring === item.ring
 const latest = <T>(batch: ReadonlyArray<Pending<T>>): number => Math.max(...batch.map((p) => p.now))
 
 /**

@@ -17,6 +17,7 @@ import { DeviceHubError, Messages } from '../../core/errors.js'
 import type { JsonObject, Store } from '../../core/ports.js'
 import { FULL_SCOPE } from '../../core/ports.js'
 import type { UserRecord } from '../../core/users/user-ports.js'
+import type { DrawLink } from '../../core/realtime/bus.js'
 import type { LogCursor } from '../../core/realtime/log-cursor.js'
 import { LOG_ORIGIN } from '../../core/realtime/log-cursor.js'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
@@ -765,7 +766,12 @@ function batchChecks (check: Register): void {
     const deviceTypeId = await store.deviceTypes.insert({ name: 'insert-type', description: null })
     await store.devices.insert({ id: 'insert-dev', name: 'Insert', data: null, networkId, deviceTypeId, isBlocked: false })
     const message = { deviceId: 'insert-dev', networkId, deviceTypeId }
-    for (const ring of [undefined, { channel: 'devicehub_contract' }]) {
+    const links = new Map<object, DrawLink>()
+    const drawn = (record: object, link: DrawLink): void => {
+      assert.ok(!links.has(record), 'a record is drawn once')
+      links.set(record, link)
+    }
+    for (const ring of [undefined, { channel: 'devicehub_contract', drawn }]) {
       // Seven at once: a store that combines writes gets batches of one, a few and several.
       const notifications = await Promise.all(Array.from({ length: 7 }, (_, i) => store.notifications.insert({
         ...message, notification: `n${i}`, parameters: i % 3 === 0 ? null : { i, nested: { z: 1, a: [i, 'x'] } }
@@ -784,7 +790,17 @@ function batchChecks (check: Register): void {
         assert.equal(record.isUpdated, false)
         assert.equal(record.lastUpdated, record.stamp)
       }
+      if (ring === undefined) assert.equal(links.size, 0, 'no ring, no links')
+      else drawChainChecks(store.dialect, links, [...notifications, ...commands], (record) => record.stamp)
     }
+    // Updates that ride: each its link at its new lastUpdated, one of them of a command that is not there.
+    const [first, second] = await store.commands.query({ scope: FULL_SCOPE, deviceIds: ['insert-dev'], sortField: 'timestamp', take: 2 })
+    links.clear()
+    const ring = { channel: 'devicehub_contract', drawn }
+    const updated = await Promise.all([first!.id, second!.id, 999_999].map((id, i) =>
+      store.commands.update('insert-dev', id, { status: `s${i}` }, Date.now(), ring)))
+    assert.equal(updated[2], undefined, 'a missing command is not updated')
+    drawChainChecks(store.dialect, links, [updated[0]!, updated[1]!], (record) => record.lastUpdated)
   })
 
   // SQLite writes these rows with `insert or fail` (no statement journal): the rows before the bad
@@ -824,6 +840,29 @@ function batchChecks (check: Register): void {
     same((await store.commands.query(query)).map((c) => c.command), ['kept'], 'the command insert is gone')
     same((await store.commands.findById(command.id))?.status, null, 'the command update is gone')
   })
+}
+
+/**
+ * With a ring, a store that rings (PostgreSQL) tells each written record its link in the draw chain
+ * (`StoreRing.drawn`): at the record's stamp, chained to the stamp drawn before it. Alone on the
+ * store, the links of these writes follow each other. A store that does not ring tells none.
+ */
+function drawChainChecks<R extends object> (
+  dialect: string, links: ReadonlyMap<object, DrawLink>, records: readonly R[], stampOf: (record: R) => number
+): void {
+  if (dialect !== 'postgres') {
+    assert.equal(links.size, 0, 'a store without NOTIFY does not ring')
+    return
+  }
+  assert.equal(links.size, records.length, 'every record is drawn')
+  const chain = records.map((record) => {
+    const link = links.get(record)
+    assert.ok(link !== undefined, 'each record its own link')
+    assert.equal(link.stamp, stampOf(record), 'the link is at the record\'s stamp')
+    assert.ok(link.prev < link.stamp && Number.isSafeInteger(link.nextXid) && link.nextXid > 0, 'a link names the stamp before it')
+    return link
+  }).sort((a, b) => a.stamp - b.stamp)
+  for (let i = 1; i < chain.length; i++) assert.equal(chain[i]!.prev, chain[i - 1]!.stamp, 'the links chain')
 }
 
 function settingChecks (check: Register): void {

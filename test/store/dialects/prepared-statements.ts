@@ -33,7 +33,7 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
     let written = 0
     for (const size of [1, 3, 1, 7, 2, 1, 4, 1]) {
       const rows = await pgInsertNotifications(db, templates, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(),
-        { channel: 'devicehub_prepared_test' })
+        { channel: 'devicehub_prepared_test', drawn: () => {} })
       t.same(rows.map((r) => r.parameters), Array.from({ length: size }, (_, i) => ({ i: written + i })), `a batch of ${size} is written in order`)
       written += size
     }
@@ -54,7 +54,7 @@ postgresTest('prepared statements on PostgreSQL', async (t, url) => {
     // run was planned again, a third of a one-row write's database CPU.
     for (const size of [1, 2, 3]) {
       for (let run = 0; run < 8; run++) {
-        await pgInsertNotifications(db, templates, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(), { channel: 'devicehub_prepared_test' })
+        await pgInsertNotifications(db, templates, Array.from({ length: size }, (_, i) => input(written + i)), Date.now(), { channel: 'devicehub_prepared_test', drawn: () => {} })
         written += size
       }
     }

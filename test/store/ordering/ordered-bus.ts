@@ -108,26 +108,48 @@ t.test('the ordered bus forwards publish and closes the bus underneath', async (
   t.equal(inner.size, 0, 'no listener left on the bus underneath')
 })
 
+t.test('an own write is released from `written`, in chain order; its NOTIFY after it changes nothing', async (t) => {
+  const { inner, bus, seen } = await setup(t)
+  const record = { id: 4, notification: 'n', deviceId: 'd', networkId: 1, deviceTypeId: 1, timestamp: 11, parameters: null, stamp: 11 }
+  bus.written({ ...chained('notification', 4, 10, 11), record })
+  t.same(seen.map((e) => e.order?.stamp), [11], 'released at once: its predecessor was released')
+  t.equal(seen[0]!.record, record, 'with the record as written')
+  await inner.publish(chained('notification', 4, 10, 11))
+  t.equal(seen.length, 1, 'its NOTIFY is a duplicate')
+
+  // Its predecessor is another instance's write, not heard yet: it waits for it.
+  bus.written({ ...chained('notification', 6, 12, 13), record: { ...record, id: 6, stamp: 13 } })
+  t.equal(bus.waiting, 1)
+  await inner.publish(chained('notification', 6, 12, 13))
+  t.equal(bus.waiting, 1, 'its NOTIFY arriving meanwhile is queued once')
+  await inner.publish(chained('command', 5, 11, 12))
+  t.same(seen.map((e) => e.order?.stamp), [11, 12, 13], 'both, in stamp order')
+  t.equal(seen.at(-1)!.record?.id, 6, 'the own write, with its record (the NOTIFY did not replace it)')
+  t.equal(bus.waiting, 0)
+})
+
 t.test('caughtUp waits until this process\'s own acknowledged writes are released, at most the cap', async (t) => {
   const inner = createMemoryDoorbell()
   const bus = await createOrderedBus(inner, handDraw({ cursor: { clock: 10, notification: 3, command: 4 }, nextXid: 50 }), { catchUpMs: 100 })
   t.teardown(() => bus.close())
   await bus.caughtUp()
-  const record = { id: 4, notification: 'n', deviceId: 'd', networkId: 1, deviceTypeId: 1, timestamp: 11, parameters: null, stamp: 11 }
-  bus.written({ ...chained('notification', 4, 10, 11), record })
+  const record = { id: 4, notification: 'n', deviceId: 'd', networkId: 1, deviceTypeId: 1, timestamp: 12, parameters: null, stamp: 12 }
+  // Its predecessor (stamp 11) is another instance's write whose NOTIFY has not come.
+  bus.written({ ...chained('notification', 4, 11, 12), record })
   let caught = false
   const waiting = bus.caughtUp().then(() => { caught = true })
   await sleep(10)
-  t.notOk(caught, 'the write is acknowledged but its NOTIFY has not come yet')
-  await inner.publish(chained('notification', 4, 10, 11))
+  t.notOk(caught, 'the write is acknowledged but not released yet')
+  await inner.publish(chained('command', 5, 10, 11))
   await waiting
-  t.equal(bus.mark().clock, 11, 'released with the NOTIFY')
+  t.equal(bus.mark().clock, 12, 'released once its predecessor came')
 
-  bus.written({ ...chained('notification', 5, 11, 12), record: { ...record, id: 5, stamp: 12 } })
+  // A write whose link is not known (its event carries none): only its stamp counts.
+  bus.written({ ...chained('notification', 5, 12, 13), order: undefined, record: { ...record, id: 5, stamp: 13 } })
   const started = Date.now()
   await bus.caughtUp()
   t.ok(Date.now() - started >= 90, 'a NOTIFY that does not come holds a reader only up to the cap')
-  t.equal(bus.mark().clock, 11)
+  t.equal(bus.mark().clock, 12)
 })
 
 t.test('newestFor: the newest stamp released per kind and device, never below the last resync', async (t) => {
