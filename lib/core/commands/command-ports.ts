@@ -1,10 +1,11 @@
 import type { Page } from '../values.js'
 import type { MessageScope } from '../realtime/message-filter.js'
-import type { CommandPatch, CommandRecord, NewCommand, NotificationRecord } from '../realtime/message-records.js'
-import type { DrawLink } from '../realtime/bus.js'
+import type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
+import type { StoreRing } from '../realtime/store-ring.js'
 
 export type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
 export { commandExpired } from '../realtime/message-records.js'
+export type { StoreRing } from '../realtime/store-ring.js'
 
 export interface CommandQuery extends Page, MessageScope {
   start?: number
@@ -12,22 +13,6 @@ export interface CommandQuery extends Page, MessageScope {
   command?: string
   status?: string
   sortField: 'timestamp' | 'command' | 'status'
-}
-
-/**
- * Ring the bus from the write statement itself: each written row's bus event is sent
- * (PostgreSQL `pg_notify`) on `channel` by the same statement, so it fires exactly at commit
- * with no extra round trip. The message log passes it where its ordering rides the statement
- * (log-ordering.ts); a store without NOTIFY ignores it.
- */
-export interface StoreRing {
-  channel: string
-  /**
-   * Told, once the statement answered, where each row it wrote stands in the stamp draw: the
-   * writer orders its own events from this (its bus skips their NOTIFYs) instead of parsing them
-   * back. Called before the statement's transaction commits when it runs inside one.
-   */
-  drawn(record: NotificationRecord | CommandRecord, link: DrawLink): void
 }
 
 export interface CommandRepository {

@@ -1,4 +1,4 @@
-import type { StoreRing } from '../commands/command-ports.js'
+import type { StoreRing } from '../realtime/store-ring.js'
 import type { Page } from '../values.js'
 import type { MessageScope } from '../realtime/message-filter.js'
 import type { NewNotification, NotificationRecord } from '../realtime/message-records.js'

@@ -7,6 +7,9 @@
  */
 import type { CommandRecord, NotificationRecord } from './message-records.js'
 import type { Store } from '../ports.js'
+import type { DrawLink } from './store-ring.js'
+
+export type { DrawLink } from './store-ring.js'
 
 /** The kinds of message the log holds. */
 export type MessageKind = 'command' | 'command-update' | 'notification'
@@ -77,18 +80,6 @@ export type LocalEvent = ResyncEvent | ConnectionEvent
 /** Whether an event is a message write (not a control event). */
 export function isMessageEvent (event: BusEvent): event is MessageEvent {
   return event.kind === 'notification' || event.kind === 'command' || event.kind === 'command-update'
-}
-
-/**
- * One link of the stamp draw chain: the stamp drawn just before this item's (`prev`), the item's
- * own stamp (`stamp`: its insert stamp, or `lastUpdated` for an update), and `nextXid`, the next
- * transaction id the database was to assign after the draw. Once no transaction below `nextXid`
- * is running, every earlier stamp is committed or never will be.
- */
-export interface DrawLink {
-  prev: number
-  stamp: number
-  nextXid: number
 }
 
 export type BusListener = (event: BusEvent) => void
