@@ -178,7 +178,8 @@ function ringing (
     return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, ${DRAWN}, ${rung} from w cross join d order by w.id`
   }
   // `offset 0` fences the record, built once.
-  return sql`\n    select ${returned}, ${DRAWN}, pg_notify(${ring.channel}, ${eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)}) as rung
+  const event = eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)
+  return sql`\n    select ${returned}, ${DRAWN}, pg_notify(${ring.channel}, ${event}) as rung
     from w cross join d cross join lateral (
       select w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, d.next_xid, d.prev,
         ${sql.ref(`w.${stamp}`)} as stamp, (${record})::text as full offset 0
