@@ -19,6 +19,7 @@ import { mqttSessionHoldersMigration } from './0011-mqtt-session-holders.js'
 import { mqttSessionExpiryMigration } from './0012-mqtt-session-expiry.js'
 import { messageDeviceIndexMigration } from './0013-message-device-index.js'
 import { mqttSessionLeasesMigration } from './0014-mqtt-session-leases.js'
+import { presenceSweepIndexMigration } from './0015-presence-sweep-index.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -40,7 +41,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0011-mqtt-session-holders': mqttSessionHoldersMigration(),
         '0012-mqtt-session-expiry': mqttSessionExpiryMigration(),
         '0013-message-device-index': messageDeviceIndexMigration(),
-        '0014-mqtt-session-leases': mqttSessionLeasesMigration()
+        '0014-mqtt-session-leases': mqttSessionLeasesMigration(),
+        '0015-presence-sweep-index': presenceSweepIndexMigration()
       }
     }
   }
