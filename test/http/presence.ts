@@ -81,6 +81,48 @@ t.test('a real-time connection keeps a device online while it is open', async (t
   t.equal((await h.request('GET', '/device/streamer')).body.online, false, 'offline once the window passed')
 })
 
+t.test('the heartbeat refreshes every open connection, one statement per 200 devices', async (t) => {
+  // Real time: the heartbeat is a timer (a third of the window: 1 s here).
+  const h = await createTestApp(t, { presence: { windowMs: 3000, notifications: true } })
+  t.equal((await h.request('PUT', '/device/beat-0', { body: { name: 'beat-0' } })).status, 204)
+  const { networkId, deviceTypeId } = (await h.request('GET', '/device/beat-0')).body
+  const ids = Array.from({ length: 1050 }, (_, i) => `beat-${i}`)
+  for (const id of ids.slice(1)) {
+    await h.hub.store.devices.insert({ id, name: id, data: null, networkId, deviceTypeId, isBlocked: false })
+  }
+  const presence = h.hub.store.presence
+  const refresh = presence.refresh.bind(presence)
+  const lists: number[] = []
+  presence.refresh = async (deviceIds, now, freshSince) => {
+    lists.push(deviceIds.length)
+    return await refresh(deviceIds, now, freshSince)
+  }
+  const closers = ids.map((id) => h.hub.presence.connectionOpened(id))
+  // Opening each connection marks its device online, one device at a time.
+  while ((await presence.lastSeen(ids)).size < ids.length) await sleep(50)
+  // A heartbeat during that wave found most devices not yet online and marked them itself: let it end.
+  await sleep(1500)
+  lists.length = 0
+  const seen = await presence.lastSeen(ids)
+  const whole = /200,200,200,200,200,50/
+  for (let i = 0; i < 100 && !whole.test(lists.join(',')); i++) await sleep(100)
+  // At least one whole heartbeat: five statements of 200 devices and one of 50, and no device alone.
+  t.match(lists.join(','), whole, `a heartbeat refreshes 1,050 open connections in six statements (${lists.join(', ')})`)
+  t.notOk(lists.includes(1), 'never one device at a time')
+  const after = await presence.lastSeen(ids)
+  t.ok(ids.every((id) => after.get(id)! > seen.get(id)!), 'every device refreshed')
+
+  // One connection closes; past the window the background sweep announces only its device offline.
+  closers[7]!()
+  const lastOf = async (id: string): Promise<string | undefined> =>
+    (await h.request('GET', `/device/${id}/notification`, { query: { sortField: 'timestamp', sortOrder: 'DESC', take: 1 } })).body[0]?.notification
+  for (let i = 0; i < 100 && await lastOf('beat-7') !== '$device-offline'; i++) await sleep(100)
+  t.equal(await lastOf('beat-7'), '$device-offline', 'the closed one went offline')
+  t.equal(await lastOf('beat-8'), '$device-online', 'the heartbeat kept the open ones fresh')
+  t.equal(await h.hub.presence.sweep(), 0, 'nothing else expired')
+  for (const close of closers) close()
+})
+
 t.test('an SSE stream of one device\'s commands keeps it online; a notification stream does not', async (t) => {
   const clock = manualClock()
   const h = await createTestApp(t, { clock, presence: { windowMs: 5000 } })

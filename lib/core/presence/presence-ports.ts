@@ -14,11 +14,15 @@ export type OnlineTransition =
 
 export interface PresenceRepository {
   /**
-   * The hot path: moves `lastSeen` forward to `now` for a device that is announced online and
-   * was seen at or after `freshSince`. False when it was not (the caller then runs
-   * {@link markOnline} in a transaction).
+   * The hot path: moves `lastSeen` forward to `now` for each device that is announced online
+   * and was seen at or after `freshSince`; answers the ids it refreshed. A device left out was
+   * not (the caller then runs {@link markOnline} in a transaction). One statement for a list
+   * (the heartbeat of every open connection), not one per device.
+   *
+   * @example
+   * const refreshed = await store.presence.refresh(['d-1', 'd-2'], now, now - windowMs)
    */
-  refresh(deviceId: string, now: number, freshSince: number): Promise<boolean>
+  refresh(deviceIds: readonly string[], now: number, freshSince: number): Promise<Set<string>>
   /**
    * Sets `lastSeen = now` and announces the device online; says what it was before. Two
    * instances racing on one device: exactly one of them sees the transition.

@@ -10,19 +10,37 @@ import { createQueryTemplates } from '../query-templates.js'
  * row lock orders them and only the first one's condition still holds (PostgreSQL re-checks
  * the WHERE clause on the locked row; SQLite has one writer).
  */
+/** Most devices one refresh statement names (bound parameters stay far below either dialect's limit). */
+export const REFRESH_CHUNK = 500
+
 export function createPresenceRepository (db: Kysely<Database>, templates: QueryTemplates = createQueryTemplates()): PresenceRepository {
   // Never move lastSeen backwards (instances' clocks differ by a few ms).
   const forward = (now: unknown) => sql<number>`case when last_seen < ${now} then ${now} else last_seen end`
   return {
-    // The one a busy device runs every few seconds: a template.
-    async refresh (deviceId, now, freshSince) {
-      const rows = await templates.run(db, 'presence-refresh', (slot) => db.updateTable('device_presence')
-        .set({ last_seen: forward(slot(0)) })
-        .where('device_id', '=', slot(1))
-        .where('online', '=', 1)
-        .where('last_seen', '>=', slot(2))
-        .returning('device_id'), [now, deviceId, freshSince])
-      return rows.length > 0
+    async refresh (deviceIds, now, freshSince) {
+      const refreshed = new Set<string>()
+      if (deviceIds.length === 1) {
+        // The one a busy device runs every few seconds: a template.
+        const rows = await templates.run(db, 'presence-refresh', (slot) => db.updateTable('device_presence')
+          .set({ last_seen: forward(slot(0)) })
+          .where('device_id', '=', slot(1))
+          .where('online', '=', 1)
+          .where('last_seen', '>=', slot(2))
+          .returning('device_id'), [now, deviceIds[0], freshSince])
+        for (const row of rows) refreshed.add(row.device_id)
+        return refreshed
+      }
+      for (let i = 0; i < deviceIds.length; i += REFRESH_CHUNK) {
+        const rows = await db.updateTable('device_presence')
+          .set({ last_seen: forward(now) })
+          .where('device_id', 'in', deviceIds.slice(i, i + REFRESH_CHUNK))
+          .where('online', '=', 1)
+          .where('last_seen', '>=', freshSince)
+          .returning('device_id')
+          .execute()
+        for (const row of rows) refreshed.add(row.device_id)
+      }
+      return refreshed
     },
 
     async markOnline (deviceId, now, freshSince): Promise<OnlineTransition> {

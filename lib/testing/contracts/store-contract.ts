@@ -414,11 +414,11 @@ function sessionChecks (check: Register): void {
     const t0 = LATE
     same([...(await store.presence.lastSeen(['p-1', 'p-2'])).entries()], [], 'never seen: no entry')
     same([...(await store.presence.lastSeen([])).entries()], [], 'no ids: no query, no entry')
-    assert.equal(await store.presence.refresh('p-1', t0, t0 - 1000), false, 'refresh needs an online row')
+    same([...await store.presence.refresh(['p-1'], t0, t0 - 1000)], [], 'refresh needs an online row')
     assert.equal(await store.presence.markOnline('p-1', t0, t0 - 1000), 'came-online', 'first sight comes online')
     assert.equal(await store.presence.markOnline('p-1', t0 + 10, t0 - 990), 'none', 'already online')
-    assert.equal(await store.presence.refresh('p-1', t0 + 500, t0 - 500), true, 'fresh and online: refreshed')
-    assert.equal(await store.presence.refresh('p-1', t0 + 100, t0 - 900), true, 'an older time still counts as refreshed')
+    same([...await store.presence.refresh(['p-1'], t0 + 500, t0 - 500)], ['p-1'], 'fresh and online: refreshed')
+    same([...await store.presence.refresh(['p-1'], t0 + 100, t0 - 900)], ['p-1'], 'an older time still counts as refreshed')
     same((await store.presence.lastSeen(['p-1'])).get('p-1'), t0 + 500, 'lastSeen never moves backwards')
     assert.equal(typeof (await store.presence.lastSeen(['p-1'])).get('p-1'), 'number', 'int8 read as a number')
     assert.equal(await store.presence.markOnline('p-2', t0, t0 - 1000), 'came-online')
@@ -437,7 +437,12 @@ function sessionChecks (check: Register): void {
     // Window 1000 ms: at t0 + 1400, p-2 (seen at t0) has expired, p-1 (t0 + 500) has not.
     const since = t0 + 400
     same(await store.presence.listExpired(since, 10), ['p-2'])
-    assert.equal(await store.presence.refresh('p-2', t0 + 1600, since), false, 'an expired device is not refreshed')
+    same([...await store.presence.refresh(['p-2'], t0 + 1600, since)], [], 'an expired device is not refreshed')
+    // A heartbeat's list, longer than one statement takes: only the fresh online devices, p-2 stays expired.
+    const list = ['p-1', 'p-2', 'p-3', ...Array.from({ length: 600 }, (_, i) => `unknown-${i}`)]
+    same([...await store.presence.refresh(list, t0 + 1000, since)], ['p-1'], 'a list: the devices it refreshed')
+    same((await store.presence.lastSeen(['p-1', 'p-2'])).get('p-2'), t0, 'the expired one did not move')
+    same([...await store.presence.refresh([], t0 + 1000, since)], [], 'an empty list')
     assert.equal(await store.presence.markOffline('p-2', since), true, 'marked offline once')
     assert.equal(await store.presence.markOffline('p-2', since), false, 'and only once')
     same(await store.presence.listExpired(since, 10), [])
