@@ -5,17 +5,11 @@
  * device's history) find their rows in an index too: a scan or sort runs on the event loop.
  */
 import t from 'tap'
-import { CompiledQuery, Kysely, Migrator, SqliteDialect, sql } from 'kysely'
-import type { Database } from '../../lib/store/database.js'
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
 import { openSqliteConnection } from '../../lib/store/dialects/sqlite-driver.js'
 import { createMigrationProvider, migrateToLatest, sqliteMigrationDialect } from '../../lib/store/migrations/index.js'
 import { pruneMessages, purgeDeviceHistory } from '../../lib/store/repositories/message-clock.js'
-
-/** SQLite's plan of `text` run with `parameters`, its steps joined by `; `. */
-async function planOf (db: Kysely<unknown>, text: string, parameters: readonly unknown[] = []): Promise<string> {
-  const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))
-  return plan.rows.map((r) => r.detail).join('; ')
-}
+import { planOf, recordingDatabase } from '../fixtures/sqlite-plans.js'
 
 async function indexes (db: Kysely<unknown>): Promise<string[]> {
   const rows = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and name like '%device_%' order by name`.execute(db)
@@ -47,15 +41,7 @@ t.test('0013 drops the (device_id, timestamp) indexes; down builds them again', 
 })
 
 t.test('retention and device purges look their rows up in an index: no scan of the table, no sort', async (t) => {
-  const selects: Array<{ sql: string, parameters: readonly unknown[] }> = []
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: openSqliteConnection(':memory:') }),
-    log (event) {
-      if (event.level === 'query' && /^select/i.test(event.query.sql)) selects.push({ sql: event.query.sql, parameters: event.query.parameters })
-    }
-  })
-  t.teardown(() => db.destroy())
-  await migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect)
+  const { db, selects } = await recordingDatabase(t)
   for (const table of ['notifications', 'commands'] as const) {
     selects.length = 0
     t.equal(await pruneMessages(db, table, 1_000, 500), 0)

@@ -4,11 +4,11 @@
  * so the devices that went offline long ago are not walked on every sweep; `down` drops it.
  */
 import t from 'tap'
-import { CompiledQuery, Kysely, Migrator, SqliteDialect, sql } from 'kysely'
-import type { Database } from '../../lib/store/database.js'
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
 import { openSqliteConnection } from '../../lib/store/dialects/sqlite-driver.js'
 import { createMigrationProvider, migrateToLatest, sqliteMigrationDialect } from '../../lib/store/migrations/index.js'
 import { createPresenceRepository } from '../../lib/store/repositories/presence.js'
+import { planOf, recordingDatabase } from '../fixtures/sqlite-plans.js'
 
 const INDEX = 'device_presence_online_last_seen_idx'
 
@@ -18,15 +18,7 @@ async function presenceIndexes (db: Kysely<unknown>): Promise<string[]> {
 }
 
 t.test('the sweep reads the online devices through (online, last_seen), the oldest first', async (t) => {
-  const selects: Array<{ sql: string, parameters: readonly unknown[] }> = []
-  const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: openSqliteConnection(':memory:') }),
-    log (event) {
-      if (event.level === 'query' && /^select/i.test(event.query.sql)) selects.push({ sql: event.query.sql, parameters: event.query.parameters })
-    }
-  })
-  t.teardown(() => db.destroy())
-  await migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect)
+  const { db, selects } = await recordingDatabase(t)
   t.ok((await presenceIndexes(db as Kysely<unknown>)).includes(INDEX), 'the index is there')
   await sql`pragma foreign_keys = off`.execute(db)
   // 2,000 devices seen long ago: one in 100 still online, the others gone offline.
@@ -38,8 +30,7 @@ t.test('the sweep reads the online devices through (online, last_seen), the olde
   t.same(expired, ['d-0', 'd-100', 'd-200', 'd-300', 'd-400'], 'the online ones, oldest first, up to the limit')
   t.equal(selects.length, 1)
   const { sql: text, parameters } = selects[0]!
-  const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))
-  const details = plan.rows.map((r) => r.detail).join('; ')
+  const details = await planOf(db as Kysely<unknown>, text, parameters)
   t.match(details, `USING INDEX ${INDEX} (online=? AND last_seen<?)`, `one range of the index (${details})`)
   t.notMatch(details, /TEMP B-TREE/, 'no sort')
 })
