@@ -5,14 +5,14 @@ import type { Database } from '../database.js'
 import type { QueryTemplates } from '../query-templates.js'
 import { createQueryTemplates } from '../query-templates.js'
 
+/** Most devices one refresh statement names (bound parameters stay far below either dialect's limit). */
+const REFRESH_CHUNK = 500
+
 /**
  * Every statement is one conditional write, so two instances racing on one device agree: the
  * row lock orders them and only the first one's condition still holds (PostgreSQL re-checks
  * the WHERE clause on the locked row; SQLite has one writer).
  */
-/** Most devices one refresh statement names (bound parameters stay far below either dialect's limit). */
-export const REFRESH_CHUNK = 500
-
 export function createPresenceRepository (db: Kysely<Database>, templates: QueryTemplates = createQueryTemplates()): PresenceRepository {
   // Never move lastSeen backwards (instances' clocks differ by a few ms).
   const forward = (now: unknown) => sql<number>`case when last_seen < ${now} then ${now} else last_seen end`
