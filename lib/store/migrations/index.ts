@@ -20,6 +20,7 @@ import { mqttSessionExpiryMigration } from './0012-mqtt-session-expiry.js'
 import { messageDeviceIndexMigration } from './0013-message-device-index.js'
 import { mqttSessionLeasesMigration } from './0014-mqtt-session-leases.js'
 import { presenceSweepIndexMigration } from './0015-presence-sweep-index.js'
+import { mqttSessionDeadlineIndexMigration } from './0016-mqtt-session-deadline-index.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -42,7 +43,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0012-mqtt-session-expiry': mqttSessionExpiryMigration(),
         '0013-message-device-index': messageDeviceIndexMigration(),
         '0014-mqtt-session-leases': mqttSessionLeasesMigration(),
-        '0015-presence-sweep-index': presenceSweepIndexMigration()
+        '0015-presence-sweep-index': presenceSweepIndexMigration(),
+        '0016-mqtt-session-deadline-index': mqttSessionDeadlineIndexMigration()
       }
     }
   }

@@ -58,22 +58,30 @@ export function createMqttSessionRepository (db: Kysely<Database>): MqttSessionR
 
     async dropExpired (now, key) {
       // A hold whose lease lapsed longer ago than its session's interval: its instance died.
-      const lapsed = sql<boolean>`h.expiry_ms is not null and h.lease_until + h.expiry_ms <= ${now}`
-      let query = db.deleteFrom('mqtt_subscriptions').where((eb) => eb.or([
-        eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<=', now)]),
-        eb.exists(eb.selectFrom('mqtt_session_holders as h').select('h.holder')
-          .whereRef('h.user_id', '=', 'mqtt_subscriptions.user_id').whereRef('h.client_id', '=', 'mqtt_subscriptions.client_id')
-          .where(lapsed))
-      ]))
-      let holds = db.deleteFrom('mqtt_session_holders as h').where(lapsed)
+      // A null interval (never expires) makes the sum null, never due.
+      const lapsed = sql<boolean>`lease_until + expiry_ms <= ${now}`
+      // Not one statement with OR, which looked up every subscription's hold: the deadlines are
+      // indexed (migration 0016), and the holds are scanned once, for one lapsed hold, which
+      // there rarely is (a 100,000-session prune: 73-107 ms on the event loop, now 8 ms).
+      let pastDeadline = db.deleteFrom('mqtt_subscriptions').where('expires_at', '<=', now)
+      let heldByTheDead = db.deleteFrom('mqtt_subscriptions').where((eb) => eb(
+        eb.refTuple('user_id', 'client_id'), 'in',
+        eb.selectFrom('mqtt_session_holders').select(['user_id', 'client_id']).where(lapsed).$asTuple('user_id', 'client_id')
+      ))
+      let probe = db.selectFrom('mqtt_session_holders').select('user_id').where(lapsed).limit(1)
+      let holds = db.deleteFrom('mqtt_session_holders').where(lapsed)
       if (key !== undefined) {
-        query = query.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
-        holds = holds.where('h.user_id', '=', key.userId).where('h.client_id', '=', key.clientId)
+        pastDeadline = pastDeadline.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
+        heldByTheDead = heldByTheDead.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
+        probe = probe.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
+        holds = holds.where('user_id', '=', key.userId).where('client_id', '=', key.clientId)
       }
-      const result = await query.executeTakeFirst()
+      const deleted = Number((await pastDeadline.executeTakeFirst()).numDeletedRows)
+      if (await probe.executeTakeFirst() === undefined) return deleted
+      const held = Number((await heldByTheDead.executeTakeFirst()).numDeletedRows)
       // After the subscriptions, which were found by these holds.
       await holds.execute()
-      return Number(result.numDeletedRows)
+      return deleted + held
     },
 
     async holderOf ({ userId, clientId }) {
