@@ -19,15 +19,26 @@ export interface WriteCombinerOptions<I> {
   canJoin?(batch: readonly I[], item: I): boolean
   /**
    * Batches in flight at once (default 1). Above 1, a later batch may finish first: only for
-   * writes whose calls are independent (inserts), never for updates of one row.
+   * writes whose calls are independent (inserts), or ordered by `keyOf`.
    */
   concurrency?: number
+  /**
+   * What a write updates (e.g. a row's id): writes of one key keep their call order, never in one
+   * batch nor in two batches in flight at once; a batch ends at the first that would be.
+   */
+  keyOf?(item: I): unknown
 }
 
 interface Pending<I, O> {
   item: I
   resolve(value: O): void
   reject(error: unknown): void
+}
+
+/** Calls written together, and the keys (`keyOf`) they hold while in flight. */
+interface Batch<I, O> {
+  calls: Array<Pending<I, O>>
+  keys: ReadonlySet<unknown>
 }
 
 /**
@@ -40,55 +51,85 @@ export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, op
   const concurrency = Math.max(1, options.concurrency ?? 1)
   let active = 0
   let scheduled = false
+  /** How many writes of each key (`keyOf`) the batches in flight hold. */
+  const writing = new Map<unknown, number>()
 
   // The longest prefix of the queue that may go together: calls are written in call order, so a
-  // second update of one row can never overtake the first.
-  const takeBatch = (): Array<Pending<I, O>> => {
+  // second update of one row can never overtake the first. Empty when the first waits for a key.
+  const takeBatch = (): Batch<I, O> => {
     const items: I[] = []
+    const keys = new Set<unknown>()
     let n = 0
     while (n < queue.length && n < options.maxBatch) {
       const item = queue[n]!.item
       if (n > 0 && options.canJoin !== undefined && !options.canJoin(items, item)) break
+      if (options.keyOf !== undefined) {
+        const key = options.keyOf(item)
+        if (writing.has(key) || keys.has(key)) break
+        keys.add(key)
+      }
       items.push(item)
       n++
     }
-    return queue.splice(0, n)
+    for (const key of keys) writing.set(key, (writing.get(key) ?? 0) + 1)
+    return { calls: queue.splice(0, n), keys }
+  }
+
+  /** The next batch, or none; a throwing `canJoin` or `keyOf` fails what is queued rather than leave it hanging. */
+  const next = (): Batch<I, O> | undefined => {
+    try {
+      const batch = takeBatch()
+      return batch.calls.length > 0 ? batch : undefined
+    } catch (error) {
+      for (const p of queue.splice(0)) p.reject(error)
+      return undefined
+    }
+  }
+
+  const finished = (batch: Batch<I, O>): void => {
+    for (const key of batch.keys) {
+      const left = writing.get(key)! - 1
+      if (left === 0) writing.delete(key)
+      else writing.set(key, left)
+    }
   }
 
   // A `run` that throws instead of rejecting must not stop the combiner: every call goes through a promise.
   const runSafely = (items: I[]): Promise<O[]> => Promise.resolve().then(() => run(items))
 
-  async function writeBatch (batch: Array<Pending<I, O>>): Promise<void> {
+  async function writeBatch ({ calls }: Batch<I, O>): Promise<void> {
     try {
-      const results = await runSafely(batch.map((p) => p.item))
-      batch.forEach((p, i) => p.resolve(results[i]!))
+      const results = await runSafely(calls.map((p) => p.item))
+      calls.forEach((p, i) => p.resolve(results[i]!))
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error)
+      if (calls.length === 1) {
+        calls[0]!.reject(error)
         return
       }
-      for (const p of batch) await runSafely([p.item]).then((results) => p.resolve(results[0]!), p.reject)
+      for (const p of calls) await runSafely([p.item]).then((results) => p.resolve(results[0]!), p.reject)
     }
   }
 
-  /** One lane: writes batches until the queue is empty. */
-  async function lane (): Promise<void> {
-    try {
-      while (queue.length > 0) await writeBatch(takeBatch())
-    } catch (error) {
-      // Only a throwing `canJoin` gets here: fail what is queued rather than leave it hanging.
-      for (const p of queue.splice(0)) p.reject(error)
-    } finally {
-      active--
+  /**
+   * One lane: writes batches until the queue is empty, or until its first call waits for a key
+   * another lane is writing (that lane takes it once its batch is done).
+   */
+  async function lane (first: Batch<I, O>): Promise<void> {
+    for (let batch: Batch<I, O> | undefined = first; batch !== undefined; batch = next()) {
+      await writeBatch(batch)
+      finished(batch)
     }
+    active--
   }
 
   /** Starts lanes for what is queued, up to `concurrency`. */
   function start (): void {
     scheduled = false
-    while (active < concurrency && queue.length > 0) {
+    while (active < concurrency) {
+      const batch = next()
+      if (batch === undefined) return
       active++
-      void lane()
+      void lane(batch)
     }
   }
 

@@ -1,4 +1,4 @@
-/** Group commit: batching per event-loop turn, maxBatch, batches in flight (one, or `concurrency`), canJoin, item-by-item retry. */
+/** Group commit: batching per event-loop turn, maxBatch, batches in flight (one, or `concurrency`), canJoin, keyOf, item-by-item retry. */
 import t from 'tap'
 import { createWriteCombiner } from '../../lib/core/write-combiner.js'
 import type { WriteCombinerOptions } from '../../lib/core/write-combiner.js'
@@ -159,4 +159,59 @@ t.test('concurrency: up to N batches in flight; calls beyond wait and go out tog
   releases.shift()!()
   t.same(await Promise.all([second, ...rest]), [20, 30, 40, 50])
   t.equal(most, 2, 'never more than two at once')
+})
+
+t.test('keyOf: writes of one key keep call order, never in one batch nor in two lanes at once', async (t) => {
+  interface Item { id: string, n: number }
+  const releases: Array<() => void> = []
+  const batches: string[][] = []
+  const inFlight = new Set<string>()
+  const overlaps: string[] = []
+  const combiner = createWriteCombiner(async (items: Item[]) => {
+    batches.push(items.map((i) => `${i.id}${i.n}`))
+    for (const i of items) {
+      if (inFlight.has(i.id)) overlaps.push(i.id)
+      inFlight.add(i.id)
+    }
+    await new Promise<void>((resolve) => releases.push(resolve))
+    for (const i of items) inFlight.delete(i.id)
+    return items.map((i) => `${i.id}${i.n}`)
+  }, { maxBatch: 10, concurrency: 2, keyOf: (item) => item.id })
+  const write = async (id: string, n: number): Promise<string> => await combiner.write({ id, n })
+
+  const first = [write('a', 1), write('b', 1), write('a', 2)]
+  await turn()
+  t.same(batches, [['a1', 'b1']], 'a second write of a key ends the batch, and waits while the first is in flight')
+  const later = [write('c', 1), write('d', 1)]
+  await turn()
+  await turn()
+  t.same(batches, [['a1', 'b1']], 'the free lane does not take a2, nor let c1 and d1 overtake it')
+  releases.shift()!()
+  await turn()
+  t.same(batches, [['a1', 'b1'], ['a2', 'c1', 'd1']], 'once a1 is written, a2 goes with the calls behind it')
+  const other = write('e', 1)
+  await turn()
+  t.same(batches.at(-1), ['e1'], 'a call of a free key uses the second lane')
+  releases.shift()!()
+  releases.shift()!()
+  t.same(await Promise.all([...first, ...later, other]), ['a1', 'b1', 'a2', 'c1', 'd1', 'e1'])
+  t.same(overlaps, [], 'never one key in two batches in flight')
+
+  const same = [write('x', 1), write('x', 2), write('x', 3)]
+  for (let i = 0; i < 3; i++) {
+    await turn()
+    releases.shift()?.()
+  }
+  t.same(await Promise.all(same), ['x1', 'x2', 'x3'])
+  t.same(batches.slice(-3), [['x1'], ['x2'], ['x3']], 'one at a time, in call order')
+})
+
+t.test('a throwing keyOf fails what is queued, never the process, and later writes work', async (t) => {
+  const combiner = createWriteCombiner(async (items: number[]) => items, {
+    maxBatch: 10, concurrency: 2, keyOf: (item) => { if (item === 2) throw new Error('keyOf bug'); return item }
+  })
+  const calls = [1, 2, 3].map(async (n) => await combiner.write(n))
+  await t.rejects(Promise.all(calls), { message: 'keyOf bug' })
+  await Promise.allSettled(calls)
+  t.equal(await combiner.write(4), 4)
 })

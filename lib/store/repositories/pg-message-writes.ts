@@ -208,11 +208,11 @@ const COMMAND_RECORD = sql`json_build_object('id', w.id, 'command', w.command, '
 export const PG_WRITE_BATCH = 200
 
 /**
- * Insert statements in flight at once per repository: no lock is held until commit, so their
- * commits overlap and the database flushes them together. Updates stay one at a time (a second
- * update of a command must not overtake the first).
+ * Write statements in flight at once per kind (notification inserts, command inserts, command
+ * updates): no lock is held until commit, so their commits overlap and the database flushes them
+ * together. Updates of one command stay one at a time (`keyOf`: a second must not overtake the first).
  */
-export const PG_INSERT_LANES = 2
+export const PG_WRITE_LANES = 2
 
 /** A raw statement as a template's build compiles it: by the dialect of `db`. */
 function compilable<R> (db: Kysely<Database>, statement: RawBuilder<R>): Compilable<R> {
@@ -411,14 +411,14 @@ export function createPgMessageWrites (db: Kysely<Database>, templates: QueryTem
   }
   const notifications = createWriteCombiner<Pending<NewNotification>, NotificationRecord>(
     (batch) => pgInsertNotifications(db, templates, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
-    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
+    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_WRITE_LANES })
   const commands = createWriteCombiner<Pending<NewCommand>, CommandRecord>(
     (batch) => pgInsertCommands(db, templates, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
-    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_INSERT_LANES })
+    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, concurrency: PG_WRITE_LANES })
   const updates = createWriteCombiner<Pending<CommandUpdate>, CommandRecord | undefined>(
     (batch) => pgUpdateCommands(db, templates, batch.map((p) => p.value), latest(batch), batch[0]!.ring),
-    // One statement updates a row once: a second update of the same command waits for the next batch.
-    { maxBatch: PG_WRITE_BATCH, canJoin: (batch, item) => sameRing(batch, item) && !batch.some((p) => p.value.id === item.value.id) })
+    // One statement updates a row once: a second update of the same command waits until the first is written.
+    { maxBatch: PG_WRITE_BATCH, canJoin: sameRing, keyOf: (p) => p.value.id, concurrency: PG_WRITE_LANES })
   return {
     insertNotification: (input, now, ring) => notifications.write({ value: input, now, ring }),
     insertNotifications: (list, now, ring) => pgInsertNotifications(db, templates, list, now, ring),

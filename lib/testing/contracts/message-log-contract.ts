@@ -14,7 +14,7 @@
  * }
  */
 import assert from 'node:assert/strict'
-import type { CommandRecord } from '../../core/commands/command-ports.js'
+import type { CommandRecord, NewCommand } from '../../core/commands/command-ports.js'
 import type { Store } from '../../core/ports.js'
 import type { Bus, MessageEvent } from '../../core/realtime/bus.js'
 import type { LogCursor } from '../../core/realtime/log-cursor.js'
@@ -43,6 +43,13 @@ function notification (deviceId: string, name: string): {
   kind: 'notification', input: { notification: string, deviceId: string, networkId: number, deviceTypeId: number, parameters: null }
 } {
   return { kind: 'notification', input: { notification: name, deviceId, networkId: 1, deviceTypeId: 1, parameters: null } }
+}
+
+function command (deviceId: string, name: string): { kind: 'command', input: NewCommand } {
+  return {
+    kind: 'command',
+    input: { command: name, deviceId, networkId: 1, deviceTypeId: 1, userId: null, parameters: null, lifetime: null, status: null, result: null }
+  }
 }
 
 /** Opens a log with devices `log-dev` and `feed-dev-0..3` in network 1 and device type 1 (reads join the device). */
@@ -126,6 +133,33 @@ export const messageLogContract: Record<string, MessageLogCheck> = {
       for (let i = 1; i < sorted.length; i++) assert.ok(sorted[i]!.stamp > sorted[i - 1]!.stamp, `stamps follow ids at ${sorted[i]!.id}`)
       await until(() => events.length >= rows.length, 'one event per append')
       assert.deepEqual(events.map((e) => e.id).sort((a, b) => a - b), sorted.map((r) => r.id))
+    })
+  },
+
+  async 'updates of one command keep call order, beside updates of other commands' (subject) {
+    await withLog(subject, async ({ log, store }, events) => {
+      const ids: number[] = []
+      for (const name of ['a', 'b', 'c']) ids.push((await log.append(command('log-dev', name))).id)
+      // 60 updates, four per event-loop turn, so that batches of several commands are in flight at once.
+      const calls: Array<Promise<CommandRecord | undefined>> = []
+      for (let i = 0; i < 60; i++) {
+        calls.push(log.append({ kind: 'command-update', deviceId: 'log-dev', id: ids[i % 3]!, patch: { status: `s${i}` } }))
+        if (i % 4 === 3) await new Promise((resolve) => setImmediate(resolve))
+      }
+      const written = await Promise.all(calls)
+      const expected = (c: number): string[] => Array.from({ length: 20 }, (_, k) => `s${3 * k + c}`)
+      for (let c = 0; c < 3; c++) {
+        const mine = written.filter((_, i) => i % 3 === c)
+        assert.deepEqual(mine.map((r) => r?.status), expected(c), 'each caller gets its own update')
+        assert.ok(mine.every((r, k) => k === 0 || r!.lastUpdated > mine[k - 1]!.lastUpdated), 'each stamped after the one called before')
+        assert.equal((await store.commands.findById(ids[c]!))?.status, `s${57 + c}`, 'the last call is the last word')
+      }
+      await until(() => events.filter((e) => e.kind === 'command-update').length >= 60, 'one event per update')
+      for (let c = 0; c < 3; c++) {
+        const mine = events.filter((e) => e.kind === 'command-update' && e.id === ids[c])
+        const told = mine.map((e) => (e.record as CommandRecord | undefined)?.status ?? expected(c)[mine.indexOf(e)])
+        assert.deepEqual(told, expected(c), 'the events of a command in call order')
+      }
     })
   },
 
