@@ -41,7 +41,7 @@ t.test('0013 drops the (device_id, timestamp) indexes; down builds them again', 
 })
 
 t.test('retention and device purges look their rows up in an index: no scan of the table, no sort', async (t) => {
-  const { db, selects } = await recordingDatabase(t)
+  const { db, statements: selects } = await recordingDatabase(t)
   for (const table of ['notifications', 'commands'] as const) {
     selects.length = 0
     t.equal(await pruneMessages(db, table, 1_000, 500), 0)

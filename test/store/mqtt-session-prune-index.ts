@@ -23,7 +23,7 @@ async function subscriptionIndexes (db: Kysely<unknown>): Promise<string[]> {
 
 /** 2,000 held sessions with a renewed lease, each with one subscription. */
 async function heldSessions (t: Parameters<typeof recordingDatabase>[0]): Promise<{ db: Kysely<Database>, statements: RecordedQuery[] }> {
-  const { db, selects: statements } = await recordingDatabase(t, /^(select|delete)/i)
+  const { db, statements } = await recordingDatabase(t, /^(select|delete)/i)
   await sql`pragma foreign_keys = off`.execute(db)
   const subscriptions = Array.from({ length: 2000 }, (_, i) => ({
     user_id: 1, client_id: `c-${i}`, topic: 'dh/command/#', qos: 1, cursor: null, created_at: 1000, expires_at: null

@@ -18,7 +18,7 @@ async function presenceIndexes (db: Kysely<unknown>): Promise<string[]> {
 }
 
 t.test('the sweep reads the online devices through (online, last_seen), the oldest first', async (t) => {
-  const { db, selects } = await recordingDatabase(t)
+  const { db, statements: selects } = await recordingDatabase(t)
   t.ok((await presenceIndexes(db as Kysely<unknown>)).includes(INDEX), 'the index is there')
   await sql`pragma foreign_keys = off`.execute(db)
   // 2,000 devices seen long ago: one in 100 still online, the others gone offline.

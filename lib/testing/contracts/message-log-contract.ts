@@ -48,7 +48,9 @@ function notification (deviceId: string, name: string): {
 function command (deviceId: string, name: string): { kind: 'command', input: NewCommand } {
   return {
     kind: 'command',
-    input: { command: name, deviceId, networkId: 1, deviceTypeId: 1, userId: null, parameters: null, lifetime: null, status: null, result: null }
+    input: {
+      command: name, deviceId, networkId: 1, deviceTypeId: 1, userId: null, parameters: null, lifetime: null, status: null, result: null
+    }
   }
 }
 
@@ -86,13 +88,7 @@ export const messageLogContract: Record<string, MessageLogCheck> = {
   async 'append writes both kinds and announces each committed write once, with its record' (subject) {
     await withLog(subject, async ({ log }, events) => {
       const n = await log.append(notification('log-dev', 'temperature'))
-      const c = await log.append({
-        kind: 'command',
-        input: {
-          command: 'reboot', deviceId: 'log-dev', networkId: 1, deviceTypeId: 1, userId: null, parameters: null, lifetime: null,
-          status: null, result: null
-        }
-      })
+      const c = await log.append(command('log-dev', 'reboot'))
       const u = await log.append({ kind: 'command-update', deviceId: 'log-dev', id: c.id, patch: { status: 'done' } }) as CommandRecord
       assert.equal(u.status, 'done')
       assert.ok(u.lastUpdated > c.stamp, 'an update is stamped after its insert')
