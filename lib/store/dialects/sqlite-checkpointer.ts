@@ -8,9 +8,14 @@
  * A worker thread holds its own connection to the file and runs `PRAGMA wal_checkpoint(PASSIVE)`
  * every `intervalMs`: PASSIVE never blocks the writer and never waits for it, so the main thread
  * keeps committing while pages are copied; with the log checkpointed, the next write starts it
- * over from the beginning, so the log stays small and the main connection's autocheckpoint (kept
- * as the backstop) rarely fires. Measured in one process at 1,000 inserts/s over 20 s: the
- * largest insert latency 18–19 → 10–11 ms, the WAL file 16 → 7–8 MB.
+ * over from the beginning. Measured in one process at 1,000 inserts/s over 20 s: the largest
+ * insert latency 18–19 → 10–11 ms, the WAL file 16 → 7–8 MB. Under steady writes (hundreds of
+ * commits a second) a checkpoint rarely finishes, since a commit lands while it syncs the log and
+ * copies, and the log only starts over once the main connection's autocheckpoint (the backstop,
+ * `WAL_CHECKPOINT_PAGES`) finishes one; the worker has copied nearly everything by then, so that
+ * checkpoint is mostly its two fsyncs. Checkpointing again at once when the log grew meanwhile
+ * (measured, issue #26) tripled the worker's fsyncs and, by starting the log over more often,
+ * gave the event loop more of them (each new log's header is synced by the commit that writes it).
  *
  * If the worker cannot start or a checkpoint fails, it says so once (a process warning) and
  * stops: commits go back to checkpointing by themselves, as without it. Nothing is lost either

@@ -24,7 +24,7 @@ t.test('the log starts over between bursts instead of growing, and is gone after
   const store = await openSqliteStore(file)
   await sql`create table filler (x blob)`.execute(store.db)
   const burst = async () => {
-    // A few hundred pages in one transaction: far below the autocheckpoint (4,000), so only the worker checkpoints.
+    // A few hundred pages in one transaction: far below the autocheckpoint (16,000), so only the worker checkpoints.
     await store.db.transaction().execute(async (tx) => {
       for (let i = 0; i < 200; i++) await sql`insert into filler (x) values (randomblob(3000))`.execute(tx)
     })
