@@ -162,20 +162,29 @@ function packs (ring: StoreRing, kind: string): RawBuilder<unknown> {
 }
 
 /**
- * The rest of a write statement after `w`: the `returned` columns of the written rows, and with a
- * ring their bus events (`rings`) and the draw's `prev` and `next_xid` (`DRAWN`). A statement of
- * one row (most of them when writes are few) rings from its final select, without the CTEs packs
- * need: they cost more than they save on one row.
+ * What a write statement answers: `rows`, those columns for each written row, in id order (an
+ * update: which commands it found); or `batch`, one row for the whole statement (an insert, whose
+ * ids and stamps are the draw's first ones counted up in input order: `d.first_id + i.ord - 1`).
+ */
+type Answer = { rows: RawBuilder<unknown> } | { batch: RawBuilder<unknown> }
+
+/**
+ * The rest of a write statement after `w`: its `answer`, and with a ring its rows' bus events
+ * (`rings`) and the draw's `prev` and `next_xid` (`DRAWN`). A statement of one row (most of
+ * them when writes are few) rings from its final select, without the CTEs packs need: they cost
+ * more than they save on one row. `w` runs to its end whether or not the final select reads it.
  */
 function ringing (
   ring: StoreRing | undefined, single: boolean, kind: string, nameColumn: string, record: RawBuilder<unknown>, stamp: string,
-  returned: RawBuilder<unknown>
+  answer: Answer
 ): RawBuilder<unknown> {
-  if (ring === undefined) return sql`\n    select ${returned} from w order by w.id`
+  const returned = 'rows' in answer ? answer.rows : answer.batch
+  const from = 'rows' in answer ? sql`from w cross join d order by w.id` : sql`from d`
+  if (ring === undefined) return sql`\n    select ${returned} ${from}`
   // The count runs `rung` once (an init plan).
   if (!single) {
     const rung = sql`(select count(*) from rung) as rung`
-    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, ${DRAWN}, ${rung} from w cross join d order by w.id`
+    return sql`${rings(ring, kind, nameColumn, record, stamp)}\n    select ${returned}, ${DRAWN}, ${rung} ${from}`
   }
   // `offset 0` fences the record, built once.
   const event = eventText(kind, 'y', sql`y.full`, sql`y.prev`, sql`y.stamp`)
@@ -226,14 +235,18 @@ const COUNT = 2
 const FIRST_INPUT = 3
 
 /**
- * What an insert reads back: the id and stamp of each row, in input order (`order by w.id`; ids
- * follow it). The records are built from the input (`notificationRecordOf`, `commandRecordOf`):
- * every column read back (parsed by the driver, the JSON decoded again) cost more than the ids.
+ * What an insert reads back: one row, the first id and stamp it drew (row i has first + i). The
+ * records are built from the input (`notificationRecordOf`, `commandRecordOf`): every column read
+ * back (parsed by the driver, the JSON decoded again) cost more than the ids, and a row per
+ * written row more than one row (issue #26: 16 rows, 15-20% of the statement's CPU in Node).
  */
-const INSERTED = sql`w.id, w.clock_ts`
+const INSERTED: Answer = { batch: sql`d.first_id as id, d.first_stamp as clock_ts` }
 
-/** A row of `INSERTED`. */
+/** The row of `INSERTED`. */
 interface InsertedRow extends DrawnRow { id: number | string, clock_ts: number | string }
+
+const firstId = (rows: readonly InsertedRow[]): number => Number(rows[0]!.id)
+const firstStamp = (rows: readonly InsertedRow[]): number => Number(rows[0]!.clock_ts)
 
 /** What a ringing statement adds to each row it returns: its draw's `prev` and `next_xid` (`ringing`). */
 const DRAWN = sql`d.prev as draw_prev, d.next_xid as draw_xid`
@@ -292,7 +305,7 @@ export async function pgInsertNotifications (
       from input i cross join d order by i.ord
       returning *
     )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts', INSERTED)}`), values)
-  const records = rows.map((row, i) => notificationRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
+  const records = list.map((n, i) => notificationRecordOf(n, firstId(rows) + i, firstStamp(rows) + i))
   tellDrawn(ring, rows, records, (record) => record.stamp)
   return records
 }
@@ -327,7 +340,7 @@ export async function pgInsertCommands (
       from input i cross join d order by i.ord
       returning *
     )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts', INSERTED)}`), values)
-  const records = rows.map((row, i) => commandRecordOf(list[i]!, Number(row.id), Number(row.clock_ts)))
+  const records = list.map((c, i) => commandRecordOf(c, firstId(rows) + i, firstStamp(rows) + i))
   tellDrawn(ring, rows, records, (record) => record.stamp)
   return records
 }
@@ -374,7 +387,7 @@ export async function pgUpdateCommands (
       from m cross join d
       where c.id = m.id and c.device_id = m.device_id
       returning c.*, m.ord
-    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated', sql`w.*`)}`), values)
+    )${ringing(ring, list.length === 1, 'command-update', 'command', COMMAND_RECORD, 'last_updated', { rows: sql`w.*` })}`), values)
   const byOrd = new Map(rows.map((row) => [Number(row.ord), toCommandRecord(row)]))
   const records = list.map((_, i) => byOrd.get(i + 1))
   tellDrawn(ring, rows, records, (record) => record.lastUpdated)

@@ -1,0 +1,59 @@
+/**
+ * A batch insert on PostgreSQL answers one row (its draw's first id and stamp) and the records
+ * count up from it in input order (issue #26): they must be the rows as stored, with and without
+ * a ring, for notifications and commands, at every input form (values up to three rows, arrays past).
+ */
+import { sql } from 'kysely'
+import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
+import { createQueryTemplates } from '../../../lib/store/query-templates.js'
+import { pgInsertCommands, pgInsertNotifications } from '../../../lib/store/repositories/pg-message-writes.js'
+import type { StoreRing } from '../../../lib/core/realtime/store-ring.js'
+import { postgresTest } from '../../fixtures/pg-database.js'
+import { dropSchema, uniqueSchemaName } from '../../fixtures/store.js'
+
+postgresTest('batch inserts on PostgreSQL answer the rows as stored', async (t, url) => {
+  const schema = uniqueSchemaName()
+  const store = await openPostgresStore(url, { schema, maxConnections: 2 })
+  t.teardown(async () => {
+    await store.close()
+    await dropSchema(url, schema)
+  })
+  const networkId = await store.networks.insert({ name: 'Lab', description: null })
+  const deviceTypeId = await store.deviceTypes.insert({ name: 'Sensor', description: null })
+  for (const id of ['dev-1', 'dev-2']) await store.devices.insert({ id, name: id, data: null, networkId, deviceTypeId, isBlocked: false })
+  const templates = createQueryTemplates()
+  const drawn: number[] = []
+  const ring: StoreRing = { channel: 'devicehub_answer_test', drawn: (_record, chain) => drawn.push(chain.stamp) }
+
+  const stored = async (table: 'notifications' | 'commands') => (await sql<{ id: string, clock_ts: string, device_id: string, name: string }>`
+    select id, clock_ts, device_id, ${sql.ref(table === 'notifications' ? 'notification' : 'command')} as name
+    from ${sql.table(table)} order by id`.execute(store.db)).rows
+    .map((row) => ({ id: Number(row.id), stamp: Number(row.clock_ts), deviceId: row.device_id, name: row.name }))
+
+  const notifications = []
+  const commands = []
+  const ringed: number[] = []
+  let n = 0
+  for (const size of [1, 2, 3, 4, 9]) {
+    for (const withRing of [false, true]) {
+      const list = Array.from({ length: size }, () => n++)
+      const rows = await pgInsertNotifications(store.db, templates, list.map((i) => ({
+        notification: `note-${i}`, deviceId: `dev-${1 + (i % 2)}`, networkId, deviceTypeId, parameters: { i }
+      })), Date.now(), withRing ? ring : undefined)
+      t.same(rows.map((r) => r.notification), list.map((i) => `note-${i}`), `${size} notification(s), ring ${withRing}: input order`)
+      notifications.push(...rows.map((r) => ({ id: r.id, stamp: r.stamp, deviceId: r.deviceId, name: r.notification })))
+      if (withRing) ringed.push(...rows.map((r) => r.stamp))
+      const made = await pgInsertCommands(store.db, templates, list.map((i) => ({
+        command: `cmd-${i}`, deviceId: `dev-${1 + (i % 2)}`, networkId, deviceTypeId, userId: 1, parameters: null,
+        lifetime: null, status: null, result: null
+      })), Date.now(), withRing ? ring : undefined)
+      t.same(made.map((r) => r.command), list.map((i) => `cmd-${i}`), `${size} command(s), ring ${withRing}: input order`)
+      commands.push(...made.map((r) => ({ id: r.id, stamp: r.stamp, deviceId: r.deviceId, name: r.command })))
+      if (withRing) ringed.push(...made.map((r) => r.stamp))
+    }
+  }
+  t.same(notifications, await stored('notifications'), 'every notification record has the id and stamp of its stored row')
+  t.same(commands, await stored('commands'), 'every command record has the id and stamp of its stored row')
+  t.same(drawn, ringed, 'the ring was told of every row written with it, at its stamp')
+  t.equal(new Set([...notifications, ...commands].map((r) => r.stamp)).size, notifications.length + commands.length, 'no stamp twice')
+})
