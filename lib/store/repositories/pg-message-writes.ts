@@ -96,7 +96,7 @@ const MAX_PACK = 7700
 
 /**
  * The bus events of the written rows `w` (postgres-doorbell.ts), each in the ten-element form
- * with its draw chain (the stamp drawn just before it: the previous row's in the statement, the
+ * with its draw chain (the stamp drawn just before it: its own less one in the statement, the
  * draw's `prev` for the first; its own stamp) and its record as written when that fits. The
  * events of a statement of several rows travel packed (decodeDoorbellEvents), as many to a
  * `pg_notify` as fit one payload at the size of the largest: the listening backend of every
@@ -113,15 +113,16 @@ function rings (
 ): RawBuilder<unknown> {
   if (ring === undefined) return sql``
   const at = sql.ref(`w.${stamp}`)
-  // Materialized, and the record fenced with `offset 0`: inlined, each expression would be
+  // A statement's stamps are the draw's, consecutive from `first_stamp`: each row's place and the
+  // stamp before it follow from its own (a window sorting the rows for them cost 6% of a 16-row
+  // statement's database CPU). Materialized, and the record fenced with `offset 0`: inlined, each expression would be
   // evaluated once per reference (the record twice per row).
   return sql`, e as materialized (
       select r.stamp, r.id, r.seq, ${eventText(kind, 'r', sql`r.full`, sql`r.prev`, sql`r.stamp`)} as ev
       from (
-        select ${at} as stamp, w.seq, coalesce(w.chain_prev, d.prev) as prev, d.next_xid, w.id, w.device_id, w.network_id,
-          w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, (${record})::text as full
-        from (select w.*, lag(${at}) over s as chain_prev, row_number() over s as seq from w window s as (order by ${at})) as w
-          cross join d offset 0
+        select ${at} as stamp, ${at} - d.first_stamp + 1 as seq, case when ${at} = d.first_stamp then d.prev else ${at} - 1 end as prev,
+          d.next_xid, w.id, w.device_id, w.network_id, w.device_type_id, ${sql.ref(`w.${nameColumn}`)} as name, (${record})::text as full
+        from w cross join d offset 0
       ) as r
     )${packs(ring, kind)}`
 }
