@@ -115,7 +115,9 @@ function rings (
   const at = sql.ref(`w.${stamp}`)
   // A statement's stamps are the draw's, consecutive from `first_stamp`: each row's place and the
   // stamp before it follow from its own (a window sorting the rows for them cost 6% of a 16-row
-  // statement's database CPU). Materialized, and the record fenced with `offset 0`: inlined, each expression would be
+  // statement's database CPU). An update that loses a row to a concurrent delete leaves its stamp
+  // unused, as a failed write does: the ordered bus settles the gap (ordered-bus.ts).
+  // Materialized, and the record fenced with `offset 0`: inlined, each expression would be
   // evaluated once per reference (the record twice per row).
   return sql`, e as materialized (
       select r.stamp, r.id, r.seq, ${eventText(kind, 'r', sql`r.full`, sql`r.prev`, sql`r.stamp`)} as ev
@@ -246,8 +248,9 @@ const INSERTED: Answer = { batch: sql`d.first_id as id, d.first_stamp as clock_t
 /** The row of `INSERTED`. */
 interface InsertedRow extends DrawnRow { id: number | string, clock_ts: number | string }
 
-const firstId = (rows: readonly InsertedRow[]): number => Number(rows[0]!.id)
-const firstStamp = (rows: readonly InsertedRow[]): number => Number(rows[0]!.clock_ts)
+/** The first id and stamp an insert drew (`INSERTED`). */
+const firstOf = (rows: readonly InsertedRow[]): { id: number, stamp: number } =>
+  ({ id: Number(rows[0]!.id), stamp: Number(rows[0]!.clock_ts) })
 
 /** What a ringing statement adds to each row it returns: its draw's `prev` and `next_xid` (`ringing`). */
 const DRAWN = sql`d.prev as draw_prev, d.next_xid as draw_xid`
@@ -306,7 +309,8 @@ export async function pgInsertNotifications (
       from input i cross join d order by i.ord
       returning *
     )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts', INSERTED)}`), values)
-  const records = list.map((n, i) => notificationRecordOf(n, firstId(rows) + i, firstStamp(rows) + i))
+  const first = firstOf(rows)
+  const records = list.map((n, i) => notificationRecordOf(n, first.id + i, first.stamp + i))
   tellDrawn(ring, rows, records, (record) => record.stamp)
   return records
 }
@@ -341,7 +345,8 @@ export async function pgInsertCommands (
       from input i cross join d order by i.ord
       returning *
     )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts', INSERTED)}`), values)
-  const records = list.map((c, i) => commandRecordOf(c, firstId(rows) + i, firstStamp(rows) + i))
+  const first = firstOf(rows)
+  const records = list.map((c, i) => commandRecordOf(c, first.id + i, first.stamp + i))
   tellDrawn(ring, rows, records, (record) => record.stamp)
   return records
 }
