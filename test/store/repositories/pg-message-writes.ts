@@ -4,20 +4,14 @@
  * a ring, for notifications and commands, at every input form (values up to three rows, arrays past).
  */
 import { sql } from 'kysely'
-import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
 import { createQueryTemplates } from '../../../lib/store/query-templates.js'
 import { pgInsertCommands, pgInsertNotifications } from '../../../lib/store/repositories/pg-message-writes.js'
 import type { StoreRing } from '../../../lib/core/realtime/store-ring.js'
 import { postgresTest } from '../../fixtures/pg-database.js'
-import { dropSchema, uniqueSchemaName } from '../../fixtures/store.js'
+import { openTestStore } from '../../fixtures/store.js'
 
-postgresTest('batch inserts on PostgreSQL answer the rows as stored', async (t, url) => {
-  const schema = uniqueSchemaName()
-  const store = await openPostgresStore(url, { schema, maxConnections: 2 })
-  t.teardown(async () => {
-    await store.close()
-    await dropSchema(url, schema)
-  })
+postgresTest('batch inserts on PostgreSQL answer the rows as stored', async (t) => {
+  const store = await openTestStore(t)
   const networkId = await store.networks.insert({ name: 'Lab', description: null })
   const deviceTypeId = await store.deviceTypes.insert({ name: 'Sensor', description: null })
   for (const id of ['dev-1', 'dev-2']) await store.devices.insert({ id, name: id, data: null, networkId, deviceTypeId, isBlocked: false })
