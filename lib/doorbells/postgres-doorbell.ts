@@ -11,8 +11,11 @@ import type * as PgModule from 'pg'
 import type { Client, Notification } from 'pg'
 import type { Logger, Store } from '../core/ports.js'
 import { silentLogger } from '../core/ports.js'
-import type { Bus, BusEvent, LocalEvent, MessageEvent, MessageKind } from '../core/realtime/bus.js'
+import type { Bus, BusEvent, LocalEvent } from '../core/realtime/bus.js'
 import { createListenerSet } from '../core/realtime/listener-set.js'
+import { decodeDoorbellEvents, encodeDoorbellEvent, isMessagePayload } from './postgres-doorbell-wire.js'
+
+export { decodeDoorbellEvent, decodeDoorbellEvents, encodeDoorbellEvent } from './postgres-doorbell-wire.js'
 
 export const DEFAULT_HUB_CHANNEL = 'devicehub_events'
 
@@ -21,11 +24,6 @@ export const DEFAULT_DOORBELL_APPLICATION_NAME = 'devicehub-doorbell'
 
 /** Channel names are plain lower-case identifiers, so LISTEN and pg_notify agree on them. */
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/
-
-const MESSAGE_KINDS: ReadonlySet<string> = new Set<MessageKind>(['command', 'command-update', 'notification'])
-
-/** `deviceId` prefix of a password-change `revoke` on the wire; the id of the token it spares follows (or nothing). */
-const PASSWORD_CHANGE = 'password:'
 
 export interface PostgresDoorbellOptions {
   /** NOTIFY channel shared by every instance of one deployment (default `devicehub_events`). */
@@ -61,132 +59,6 @@ export interface PostgresDoorbell extends Bus {
   ignoreWritesOf(sessions: ReadonlySet<number>): void
 }
 
-
-/**
- * Compact wire form: ids and routing keys, then the record when it fits. Control events keep the
- * six-element form of earlier versions (instances of two versions may share a database during an
- * upgrade): `plugin` as [kind, plugin id, '', null, null, topic], `revoke` as [kind, user id,
- * '' or `password:<kept token id>`, null, null, '' or a plugin's topic]. Device ids (48) and
- * names (128) are bounded by their columns, so a payload stays below PostgreSQL's 8000-byte NOTIFY
- * limit. Writes that ride the statement (pg-message-writes.ts) send ten elements: these six, the
- * record or null, and the draw chain (`prev`, `stamp`, `nextXid`); a statement of several rows
- * sends them packed (see `decodeDoorbellEvents`).
- */
-export function encodeDoorbellEvent (event: Exclude<BusEvent, LocalEvent>): string {
-  if (event.kind === 'plugin') return JSON.stringify([event.kind, event.pluginId, '', null, null, event.topic])
-  if (event.kind === 'revoke') {
-    const tokens = event.what === 'tokens' ? `${PASSWORD_CHANGE}${event.keptTokenId}` : ''
-    return JSON.stringify([event.kind, event.userId, tokens, null, null, event.what === 'plugin' ? event.topic : ''])
-  }
-  const fields = [event.kind, event.id, event.deviceId, event.networkId, event.deviceTypeId, event.name]
-  if (event.record === undefined) return JSON.stringify(fields)
-  const withRecord = JSON.stringify([...fields, event.record])
-  // NOTIFY payloads end at 8,000 bytes: a large record stays behind (listeners read the row).
-  return Buffer.byteLength(withRecord) <= MAX_PAYLOAD ? withRecord : JSON.stringify(fields)
-}
-
-/** Largest payload sent with its record (PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more). */
-const MAX_PAYLOAD = 7900
-
-/**
- * The event a payload carries, or undefined for anything malformed. A packed payload reads as
- * its header alone: this is how instances of earlier versions (whose decoder this is) see it.
- *
- * @example
- * decodeDoorbellEvent('["notification",7,"dev-1",1,2,"temperature"]')?.kind // 'notification'
- */
-export function decodeDoorbellEvent (payload: string): BusEvent | undefined {
-  return decodeValue(parsePayload(payload))
-}
-
-/** Whether a payload is a message event's (every form starts with its kind), told without parsing it. */
-function isMessagePayload (payload: string | undefined): boolean {
-  return payload !== undefined && (payload.startsWith('["notification"') || payload.startsWith('["command'))
-}
-
-/** PostgreSQL refuses NOTIFY payloads of this many bytes or more: a longer one is not ours. */
-const NOTIFY_LIMIT = 8000
-
-/**
- * The JSON of a payload, or undefined when it is malformed or longer than any NOTIFY (checked
- * before parsing; within the limit, nesting is bounded too, and the decoders read two levels).
- */
-function parsePayload (payload: string): unknown {
-  if (payload.length >= NOTIFY_LIMIT) return undefined
-  try {
-    return JSON.parse(payload)
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Every event a payload carries: one, or every row of a packed payload; none for anything
- * malformed.
- *
- * Packed form (one NOTIFY for a statement of several rows instead of one per row,
- * pg-message-writes.ts): `[kind, id, '', null, null, '', rows, stamp - 1, stamp, nextXid]`, ten
- * elements, where `rows` holds every row's event in the ten-element form, `id` is the largest of
- * their ids and `stamp` the last row's. The header's own chain names as `prev` the stamp just
- * before its `stamp`, which belongs to a row of the same statement that is never sent alone. An
- * instance of an earlier version drops the array (not a record) and waits for that link, which
- * never comes: its ordered bus finds the gap settled and resynchronises (reads the log up to a
- * fresh mark), so it misses nothing during a rolling upgrade; it only answers later
- * (docs/deployment.md).
- *
- * @example
- * for (const event of decodeDoorbellEvents(message.payload ?? '')) deliver(event)
- */
-export function decodeDoorbellEvents (payload: string): BusEvent[] {
-  const value = parsePayload(payload)
-  const header = decodeValue(value)
-  if (header === undefined) return []
-  const pack = (value as unknown[])[6]
-  if (!Array.isArray(pack) || !('order' in header) || header.order === undefined) return [header]
-  const events: MessageEvent[] = []
-  for (const row of pack) {
-    const event = Array.isArray(row) && row.length === 10 && !Array.isArray(row[6]) ? decodeValue(row) : undefined
-    if (event === undefined || !('order' in event) || event.order === undefined || event.kind !== header.kind) return []
-    events.push(event)
-  }
-  // The header names the pack's last stamp: a pack that does not end there is not one of ours.
-  return events.length > 1 && events.at(-1)!.order!.stamp === header.order.stamp ? events : []
-}
-
-function decodeValue (value: unknown): BusEvent | undefined {
-  if (!Array.isArray(value) || (value.length !== 6 && value.length !== 7 && value.length !== 10)) return undefined
-  const [kind, id, deviceId, networkId, deviceTypeId, name, record, prev, stamp, nextXid] = value as unknown[]
-  const nullableId = (v: unknown): v is number | null => v === null || Number.isSafeInteger(v)
-  if (typeof kind !== 'string' || !Number.isSafeInteger(id) || typeof deviceId !== 'string' ||
-    !nullableId(networkId) || !nullableId(deviceTypeId) || typeof name !== 'string') return undefined
-  if (kind === 'plugin' || kind === 'revoke') return value.length === 6 ? controlEvent(kind, id as number, deviceId, name) : undefined
-  if (!MESSAGE_KINDS.has(kind)) return undefined
-  const event: MessageEvent = { kind: kind as MessageKind, id: id as number, deviceId, networkId, deviceTypeId, name }
-  // The record is written by devicehub's own statements (pg-message-writes.ts) in the record's
-  // shape; one that does not name the same message is ignored (the listener reads the row).
-  if (isRecordOf(event, record)) event.record = record
-  if (value.length === 10) {
-    // The draw chain of a statement-borne write (pg-message-writes.ts): required to order it.
-    if (!Number.isSafeInteger(prev) || !Number.isSafeInteger(stamp) || !Number.isSafeInteger(nextXid)) return undefined
-    event.order = { prev: prev as number, stamp: stamp as number, nextXid: nextXid as number }
-  }
-  return event
-}
-
-function controlEvent (kind: 'plugin' | 'revoke', id: number, deviceId: string, name: string): BusEvent {
-  if (kind === 'plugin') return { kind, pluginId: id, topic: name }
-  if (name !== '') return { kind, userId: id, what: 'plugin', topic: name }
-  if (deviceId.startsWith(PASSWORD_CHANGE)) return { kind, userId: id, what: 'tokens', keptTokenId: deviceId.slice(PASSWORD_CHANGE.length) }
-  return { kind, userId: id, what: 'rights' }
-}
-
-function isRecordOf (event: MessageEvent, record: unknown): record is NonNullable<MessageEvent['record']> {
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) return false
-  const r = record as Record<string, unknown>
-  const named = event.kind === 'notification' ? r.notification : r.command
-  return r.id === event.id && r.deviceId === event.deviceId && named === event.name &&
-    Number.isSafeInteger(r.timestamp) && Number.isSafeInteger(r.stamp)
-}
 
 /**
  * Connects and LISTENs before it resolves; a failing first connection rejects (a wrong URL

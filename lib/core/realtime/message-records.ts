@@ -61,6 +61,29 @@ export type NewCommand = Omit<CommandRecord, 'id' | 'timestamp' | 'lastUpdated' 
   timestamp?: number
 }
 
+/**
+ * The record of an inserted notification, from its input, id and stamp: what reading the row
+ * back would give (the parameters are the input's own object, stored as its JSON).
+ */
+export function notificationRecordOf (n: NewNotification, id: number, stamp: number): NotificationRecord {
+  return {
+    id, notification: n.notification, deviceId: n.deviceId, networkId: n.networkId, deviceTypeId: n.deviceTypeId,
+    timestamp: stamp, parameters: n.parameters ?? null, stamp
+  }
+}
+
+/**
+ * The record of an inserted command, from its input, id and stamp: what reading the row back
+ * would give (never updated yet; the JSON values are the input's own objects).
+ */
+export function commandRecordOf (c: NewCommand, id: number, stamp: number): CommandRecord {
+  return {
+    id, command: c.command, deviceId: c.deviceId, networkId: c.networkId, deviceTypeId: c.deviceTypeId, userId: c.userId,
+    parameters: c.parameters ?? null, lifetime: c.lifetime ?? null, status: c.status ?? null, result: c.result ?? null,
+    timestamp: stamp, lastUpdated: stamp, isUpdated: false, stamp
+  }
+}
+
 export interface CommandPatch {
   status?: string
   result?: JsonObject

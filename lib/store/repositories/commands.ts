@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandRecord, CommandRepository, NewCommand } from '../../core/commands/command-ports.js'
+import type { CommandRecord, CommandRepository } from '../../core/commands/command-ports.js'
+import { commandRecordOf } from '../../core/realtime/message-records.js'
 import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
@@ -51,18 +52,6 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
     lastUpdated: isUpdated ? Number(row.last_updated) : stamp,
     isUpdated,
     stamp
-  }
-}
-
-/**
- * The record of an inserted command, from its input, id and stamp: what reading the row back
- * would give (never updated yet; the JSON values are the input's own objects).
- */
-export function commandRecordOf (c: NewCommand, id: number, stamp: number): CommandRecord {
-  return {
-    id, command: c.command, deviceId: c.deviceId, networkId: c.networkId, deviceTypeId: c.deviceTypeId, userId: c.userId,
-    parameters: c.parameters ?? null, lifetime: c.lifetime ?? null, status: c.status ?? null, result: c.result ?? null,
-    timestamp: stamp, lastUpdated: stamp, isUpdated: false, stamp
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Compilable, InsertObject, Kysely } from 'kysely'
 import type { NewNotification, NotificationRecord, NotificationRepository } from '../../core/notifications/notification-ports.js'
+import { notificationRecordOf } from '../../core/realtime/message-records.js'
 import { applyPage } from '../paging.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
@@ -34,17 +35,6 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
     timestamp: stamp,
     parameters: decodeJson(row.parameters),
     stamp
-  }
-}
-
-/**
- * The record of an inserted notification, from its input, id and stamp: what reading the row
- * back would give (the parameters are the input's own object, stored as its JSON).
- */
-export function notificationRecordOf (n: NewNotification, id: number, stamp: number): NotificationRecord {
-  return {
-    id, notification: n.notification, deviceId: n.deviceId, networkId: n.networkId, deviceTypeId: n.deviceTypeId,
-    timestamp: stamp, parameters: n.parameters ?? null, stamp
   }
 }
 

@@ -14,9 +14,10 @@
  * An item's timestamp is its stamp: a client's timestamp only feeds the clock's reading
  * (core/realtime/client-timestamp.ts, issue #23).
  *
- * The bus payload is built in SQL in the wire form of lib/doorbells/postgres-doorbell.ts
+ * The bus payloads take the wire forms of lib/doorbells/postgres-doorbell-wire.ts: a row's event
  * (`[kind, id, deviceId, networkId, deviceTypeId, name, record, prev, stamp, nextXid]`, a JSON
- * array, or several of them packed in one: `rings`; its decoder accepts both).
+ * array) or several packed in one, built in SQL from the written rows for one row and for updates
+ * (`rings`), and from the input in Node for an insert of several rows (pg-insert-events.ts).
  */
 import type { Compilable, Kysely, RawBuilder } from 'kysely'
 import { sql } from 'kysely'
@@ -28,10 +29,11 @@ import { encodeJson } from '../codec.js'
 import { prepared } from '../dialects/prepared-statements.js'
 import type { QueryTemplates, SlotOf } from '../query-templates.js'
 import type { Database } from '../database.js'
-import { commandRecordOf, toCommandRecord } from './commands.js'
+import { commandRecordOf, notificationRecordOf } from '../../core/realtime/message-records.js'
+import { toCommandRecord } from './commands.js'
 import type { CommandRow } from './commands.js'
-import { notificationRecordOf } from './notifications.js'
 import type { CommandUpdate, MessageWrites } from './message-writes.js'
+import { commandEventRow, MAX_PACK, MAX_RECORD, notificationEventRow, packedEvents, packEventRows, packValues } from './pg-insert-events.js'
 
 type DrawKind = 'notification' | 'command' | 'update'
 
@@ -87,12 +89,6 @@ function shapeKey (statement: string, count: number, ring: StoreRing | undefined
 function draw (kind: DrawKind, count: unknown, now: unknown, ring: StoreRing | undefined): RawBuilder<unknown> {
   return sql`select * from devicehub_draw(${kind}::text, (${count})::integer, ${now}::bigint, ${ring === undefined}::boolean)`
 }
-
-/** A record larger than this stays behind (a listener reads the row): NOTIFY refuses 8,000 bytes. */
-const MAX_RECORD = 7000
-
-/** Most bytes of the events packed in one payload, leaving room for the pack's header. */
-const MAX_PACK = 7700
 
 /**
  * The bus events of the written rows `w` (postgres-doorbell.ts), each in the ten-element form
@@ -199,6 +195,33 @@ function ringing (
 }
 
 /**
+ * The rest of an insert statement after `w`: its one row (`INSERTED`), and with a ring its bus
+ * events: built in SQL from the row when there is one (`ringing`), else from the input in Node
+ * (pg-insert-events.ts), whose packs the statement reads from the slots after its input rows
+ * (`packFirst`). Only the first needs `w` to return the row (`insertReturning`).
+ */
+function insertRinging (
+  ring: StoreRing | undefined, count: number, kind: 'notification' | 'command', record: RawBuilder<unknown>, slot: SlotOf,
+  packFirst: number
+): RawBuilder<unknown> {
+  if (ring === undefined || count === 1) return ringing(ring, true, kind, kind, record, 'clock_ts', INSERTED)
+  return sql`${packedEvents(ring, kind, slot, packFirst)}
+    select ${INSERTED.batch}, ${DRAWN}, (select count(*) from rung) as rung from d`
+}
+
+/** What `w` of an insert returns: every column where `insertRinging` builds the event from the row. */
+const insertReturning = (ring: StoreRing | undefined, count: number): RawBuilder<unknown> =>
+  ring !== undefined && count === 1 ? sql`returning *` : sql``
+
+/** The first slot after a write's input rows: `columns` values per row, or one array per column (`inputRows`). */
+const afterInput = (columns: readonly InputColumn[], count: number): number =>
+  FIRST_INPUT + (count <= VALUES_UP_TO ? columns.length * count : columns.length)
+
+/** The values of an insert's packed events (`insertRinging`): none where they are built in SQL. */
+const packsFor = (ring: StoreRing | undefined, count: number, rows: () => string[]): unknown[] =>
+  ring === undefined || count === 1 ? [] : packValues(packEventRows(rows()))
+
+/**
  * A notification row as the core's NotificationRecord, as JSON text. Concatenated rather than
  * `json_build_object`, which looks up the type and output function of each of its 16 arguments
  * for every row: that was a sixth of the statement. Only the two names need JSON escaping
@@ -243,7 +266,7 @@ const FIRST_INPUT = 3
  * back (parsed by the driver, the JSON decoded again) cost more than the ids, and a row per
  * written row more than one row (issue #26: 16 rows, 15-20% of the statement's CPU in Node).
  */
-const INSERTED: Answer = { batch: sql`d.first_id as id, d.first_stamp as clock_ts` }
+const INSERTED: { batch: RawBuilder<unknown> } = { batch: sql`d.first_id as id, d.first_stamp as clock_ts` }
 
 /** The row of `INSERTED`. */
 interface InsertedRow extends DrawnRow { id: number | string, clock_ts: number | string }
@@ -293,9 +316,11 @@ export async function pgInsertNotifications (
   db: Kysely<Database>, templates: QueryTemplates, list: readonly NewNotification[], now: number, ring?: StoreRing
 ): Promise<NotificationRecord[]> {
   if (list.length === 0) return []
+  const parameters = list.map((n) => encodeJson(n.parameters))
   const values = [now, batchClockReading(list, now), list.length, ...inputValues([
     list.map((n) => n.notification), list.map((n) => n.deviceId), list.map((n) => n.networkId),
-    list.map((n) => n.deviceTypeId), list.map((n) => encodeJson(n.parameters))])]
+    list.map((n) => n.deviceTypeId), parameters]),
+  ...packsFor(ring, list.length, () => list.map((n, i) => notificationEventRow(n, parameters[i] ?? null)))]
   const key = shapeKey('notifications', list.length, ring)
   const rows = await templates.run<InsertedRow>(db, key, (slot) => compilable(db, sql<InsertedRow>`${prepared()}with input as (
       ${inputRows('i', NOTIFICATION_INPUT, list.length, slot, FIRST_INPUT)}
@@ -307,8 +332,9 @@ export async function pgInsertNotifications (
         d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint,
         (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
-      returning *
-    )${ringing(ring, list.length === 1, 'notification', 'notification', NOTIFICATION_RECORD, 'clock_ts', INSERTED)}`), values)
+      ${insertReturning(ring, list.length)}
+    )${insertRinging(ring, list.length, 'notification', NOTIFICATION_RECORD, slot, afterInput(NOTIFICATION_INPUT, list.length))}`),
+  values)
   const first = firstOf(rows)
   const records = list.map((n, i) => notificationRecordOf(n, first.id + i, first.stamp + i))
   tellDrawn(ring, rows, records, (record) => record.stamp)
@@ -328,10 +354,12 @@ export async function pgInsertCommands (
   db: Kysely<Database>, templates: QueryTemplates, list: readonly NewCommand[], now: number, ring?: StoreRing
 ): Promise<CommandRecord[]> {
   if (list.length === 0) return []
+  const parameters = list.map((c) => encodeJson(c.parameters))
+  const results = list.map((c) => encodeJson(c.result))
   const values = [now, batchClockReading(list, now), list.length, ...inputValues([
     list.map((c) => c.command), list.map((c) => c.deviceId), list.map((c) => c.networkId), list.map((c) => c.deviceTypeId),
-    list.map((c) => c.userId), list.map((c) => encodeJson(c.parameters)), list.map((c) => c.lifetime), list.map((c) => c.status),
-    list.map((c) => encodeJson(c.result))])]
+    list.map((c) => c.userId), parameters, list.map((c) => c.lifetime), list.map((c) => c.status), results]),
+  ...packsFor(ring, list.length, () => list.map((c, i) => commandEventRow(c, parameters[i] ?? null, results[i] ?? null)))]
   const key = shapeKey('commands', list.length, ring)
   const rows = await templates.run<InsertedRow>(db, key, (slot) => compilable(db, sql<InsertedRow>`${prepared()}with input as (
       ${inputRows('i', COMMAND_INPUT, list.length, slot, FIRST_INPUT)}
@@ -343,8 +371,8 @@ export async function pgInsertCommands (
         i.status, i.result, d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, 0,
         d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint, (select v.id from devices v where v.device_id = i.device_id)
       from input i cross join d order by i.ord
-      returning *
-    )${ringing(ring, list.length === 1, 'command', 'command', COMMAND_RECORD, 'clock_ts', INSERTED)}`), values)
+      ${insertReturning(ring, list.length)}
+    )${insertRinging(ring, list.length, 'command', COMMAND_RECORD, slot, afterInput(COMMAND_INPUT, list.length))}`), values)
   const first = firstOf(rows)
   const records = list.map((c, i) => commandRecordOf(c, first.id + i, first.stamp + i))
   tellDrawn(ring, rows, records, (record) => record.stamp)
