@@ -314,11 +314,11 @@ function runPostgresTests (t: Tap, url: string): void {
     const deviceType = await store.deviceTypes.insert({ name: 'pack-type', description: null })
     const ids = { networkId: network, deviceTypeId: deviceType }
     await store.devices.insert({ id: 'pack-dev', name: 'pack', data: null, ...ids, isBlocked: false })
-    const write = async (sizes: number[]) => {
+    const write = async (sizes: number[], blob = 'x') => {
       // The second row's name and parameters need every kind of JSON escaping.
       const tricky = 'q " b \\ c \u0001 \n ü € 𝄞'
       const list = sizes.map((size, i) => ({
-        deviceId: 'pack-dev', ...ids, notification: i === 1 ? tricky : `n${i}`, parameters: { blob: 'x'.repeat(size), tricky }
+        deviceId: 'pack-dev', ...ids, notification: i === 1 ? tricky : `n${i}`, parameters: { blob: blob.repeat(size), tricky }
       }))
       const heard = seen.events.length
       const sent = payloads.length
@@ -340,7 +340,11 @@ function runPostgresTests (t: Tap, url: string): void {
     const large = await write([10, 3000, 3000, 9000, 10, 2000, 2000])
     // Rows fill a payload in order until the next does not fit: 10, 3000, 3000, 9000 (without its record), 10; then 2000, 2000.
     t.equal(large.payloads.length, 2, 'large records: as many to a payload as fit')
-    t.ok([...small.payloads, ...many.payloads, ...large.payloads].every((p) => Buffer.byteLength(p) < 8000), 'each below the NOTIFY limit')
+    // Three bytes a character: a payload is measured in bytes, not characters (one row of 6,000 bytes to a payload).
+    const wide = await write([2000, 2000, 2000], '€')
+    t.equal(wide.payloads.length, 3, 'multi-byte rows: as many payloads as their bytes need')
+    const all = [...small.payloads, ...many.payloads, ...large.payloads, ...wide.payloads]
+    t.ok(all.every((p) => Buffer.byteLength(p) < 8000), 'each below the NOTIFY limit')
     const single = await write([10])
     t.same(JSON.parse(single.payloads[0]!).slice(0, 6), ['notification', single.rows[0]!.id, 'pack-dev', network, deviceType, 'n0'],
       'one row: the ten-element form of earlier versions')

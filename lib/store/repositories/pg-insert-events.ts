@@ -77,7 +77,7 @@ export function packEventRows (rows: readonly string[]): EventPacks {
   }
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!
-    const bytes = (row.length * 3 <= MAX_PACK ? row.length : Buffer.byteLength(row)) + 2
+    const bytes = Buffer.byteLength(row) + 2
     if (i > start && size + bytes > MAX_PACK) {
       close(i)
       start = i
