@@ -28,6 +28,9 @@ export interface QueryRunner {
   executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>
 }
 
+/** Runs one statement's text with its parameters at once and answers its rows (a `DirectExecutor.transaction` body's step). */
+export type ExecuteNow = (sql: string, parameters: readonly unknown[]) => unknown[]
+
 /**
  * Runs a compiled text on the connection a handle stands for, past Kysely's executor. Returns
  * undefined where it cannot do that safely at this moment; the template then goes through
@@ -40,7 +43,7 @@ export interface DirectExecutor {
    * synchronously, each statement through `execute`, and answers its value; undefined where it
    * cannot (inside a transaction, while another is open, or never on this dialect).
    */
-  transaction<T>(db: QueryRunner, body: (execute: (sql: string, parameters: readonly unknown[]) => unknown[]) => T): { value: T } | undefined
+  transaction<T>(db: QueryRunner, body: (execute: ExecuteNow) => T): { value: T } | undefined
 }
 
 /** A marker in a value's place; typed `never` so it fits any column's value. */
@@ -139,7 +142,7 @@ export function createQueryTemplates (options: QueryTemplateOptions = {}): Query
   }
 
   /** The steps, each statement run at once by `execute` (inside the dialect's own transaction). */
-  const runAtOnce = <T>(steps: TemplateSteps<T>, execute: (sql: string, parameters: readonly unknown[]) => unknown[]): T => {
+  const runAtOnce = <T>(steps: TemplateSteps<T>, execute: ExecuteNow): T => {
     let next = steps.next()
     while (next.done !== true) {
       const template = templateOf(next.value.key, next.value.build)

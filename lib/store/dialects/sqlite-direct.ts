@@ -21,7 +21,7 @@
  */
 import type { DatabaseConnection, SqliteDatabase, SqliteDialectConfig } from 'kysely'
 import { SqliteDialect, SqliteDriver } from 'kysely'
-import type { DirectExecutor } from '../query-templates.js'
+import type { DirectExecutor, ExecuteNow } from '../query-templates.js'
 
 /** Kysely's driver, counting the transactions open on its connection. */
 class CountingDriver extends SqliteDriver {
@@ -107,7 +107,7 @@ function runOn (database: SqliteDatabase, sql: string, parameters: readonly unkn
  * connection meanwhile, so none joins the transaction and none waits for it. A statement or
  * commit that fails rolls it back (a failed commit leaves it open) and the error goes on.
  */
-function wholeTransaction<T> (database: SqliteDatabase, body: (execute: (sql: string, parameters: readonly unknown[]) => unknown[]) => T): T {
+function wholeTransaction<T> (database: SqliteDatabase, body: (execute: ExecuteNow) => T): T {
   runOn(database, 'begin', [])
   try {
     const value = body((sql, parameters) => runOn(database, sql, parameters))
