@@ -91,7 +91,7 @@ function draw (kind: DrawKind, count: unknown, now: unknown, ring: StoreRing | u
 }
 
 /**
- * The bus events of the written rows `w` (postgres-doorbell.ts), each in the ten-element form
+ * The bus events of the written rows `w` (doorbells/postgres-doorbell-wire.ts), each in the ten-element form
  * with its draw chain (the stamp drawn just before it: its own less one in the statement, the
  * draw's `prev` for the first; its own stamp) and its record as written when that fits. The
  * events of a statement of several rows travel packed (decodeDoorbellEvents), as many to a
