@@ -110,18 +110,13 @@ export function decodeDoorbellEvents (payload: string): BusEvent[] {
 /** A message event with its draw chain. */
 type OrderedEvent = MessageEvent & { order: NonNullable<MessageEvent['order']> }
 
-/** The body of an input pack: the first row's id, stamp and `prev`, and the rows. */
-interface InputPack {
-  first: [id: number, stamp: number, prev: number]
-  rows: unknown[]
-}
-
 /** Whether the seventh element is an input pack's body (which `decodeInputPack` then checks), not a record. */
-const isInputPack = (value: unknown): value is Record<string, unknown> =>
+const isInputPack = (value: unknown): value is { first: unknown, rows: unknown } =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && 'rows' in value && 'first' in value
 
-const isInputPackBody = (first: unknown, rows: unknown): boolean =>
-  Array.isArray(first) && first.length === 3 && first.every((n) => Number.isSafeInteger(n)) && Array.isArray(rows) && rows.length > 0
+/** The first row's id, stamp and `prev`: three safe integers. */
+const isFirst = (first: unknown): first is [id: number, stamp: number, prev: number] =>
+  Array.isArray(first) && first.length === 3 && first.every((n) => Number.isSafeInteger(n))
 
 /**
  * The events of an input pack, the form of a multi-row insert whose events the writer builds
@@ -134,15 +129,13 @@ const isInputPackBody = (first: unknown, rows: unknown): boolean =>
  * header's id and stamp. An instance of stop 48's version reads the header alone, as with the
  * array packs of earlier versions (`decodeDoorbellEvents`).
  */
-function decodeInputPack (header: OrderedEvent, body: Record<string, unknown>): MessageEvent[] {
-  if (!isInputPackBody(body.first, body.rows)) return []
-  const pack = body as unknown as InputPack
-  const [firstId, firstStamp, prev] = pack.first
+function decodeInputPack (header: OrderedEvent, { first, rows }: { first: unknown, rows: unknown }): MessageEvent[] {
   const { kind, order } = header
-  if (kind !== 'notification' && kind !== 'command') return []
+  if (!isFirst(first) || !Array.isArray(rows) || rows.length === 0 || (kind !== 'notification' && kind !== 'command')) return []
+  const [firstId, firstStamp, prev] = first
   const events: MessageEvent[] = []
-  for (let i = 0; i < pack.rows.length; i++) {
-    const row = pack.rows[i]
+  for (let i = 0; i < rows.length; i++) {
+    const row: unknown = rows[i]
     if (!Array.isArray(row) || (row.length !== 4 && row.length !== 5)) return []
     const [deviceId, networkId, deviceTypeId, name, fields] = row as unknown[]
     if (typeof deviceId !== 'string' || !nullableId(networkId) || !nullableId(deviceTypeId) || typeof name !== 'string') return []

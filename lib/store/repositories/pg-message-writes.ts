@@ -204,14 +204,17 @@ function insertRinging (
   ring: StoreRing | undefined, count: number, kind: 'notification' | 'command', record: RawBuilder<unknown>, slot: SlotOf,
   packFirst: number
 ): RawBuilder<unknown> {
-  if (ring === undefined || count === 1) return ringing(ring, true, kind, kind, record, 'clock_ts', INSERTED)
+  if (!packedInNode(ring, count)) return ringing(ring, true, kind, kind, record, 'clock_ts', INSERTED)
   return sql`${packedEvents(ring, kind, slot, packFirst)}
     select ${INSERTED.batch}, ${DRAWN}, (select count(*) from rung) as rung from d`
 }
 
-/** What `w` of an insert returns: every column where `insertRinging` builds the event from the row. */
+/** Whether an insert's events are built in Node (`insertRinging`): with a ring, for more than one row. */
+const packedInNode = (ring: StoreRing | undefined, count: number): ring is StoreRing => ring !== undefined && count > 1
+
+/** What `w` of an insert returns: every column where `insertRinging` builds the event from the row in SQL. */
 const insertReturning = (ring: StoreRing | undefined, count: number): RawBuilder<unknown> =>
-  ring !== undefined && count === 1 ? sql`returning *` : sql``
+  ring !== undefined && !packedInNode(ring, count) ? sql`returning *` : sql``
 
 /** The first slot after a write's input rows: `columns` values per row, or one array per column (`inputRows`). */
 const afterInput = (columns: readonly InputColumn[], count: number): number =>
@@ -219,7 +222,7 @@ const afterInput = (columns: readonly InputColumn[], count: number): number =>
 
 /** The values of an insert's packed events (`insertRinging`): none where they are built in SQL. */
 const packsFor = (ring: StoreRing | undefined, count: number, rows: () => string[]): unknown[] =>
-  ring === undefined || count === 1 ? [] : packValues(packEventRows(rows()))
+  packedInNode(ring, count) ? packValues(packEventRows(rows())) : []
 
 /**
  * A notification row as the core's NotificationRecord, as JSON text. Concatenated rather than
