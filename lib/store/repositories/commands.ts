@@ -118,7 +118,7 @@ export function createCommandRepository (
             last_updated: slot(3),
             is_updated: slot(4),
             stored_at: slot(5)
-          }).where('id', '=', slot(6)).where('device_id', '=', slot(7)).where('device_key', '=', currentDeviceKey(slot(7)))
+          }).where('id', '=', slot(6)).where('device_key', '=', currentDeviceKey(slot(7)))
             .returningAll(),
           values: [
             patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), now, id, deviceId
@@ -137,7 +137,7 @@ export function createCommandRepository (
 
     async findForDevice (deviceId, id) {
       const [row] = await templates.run(db, 'command-for-device', (slot) => messaging(db).selectFrom('commands').selectAll()
-        .where('id', '=', slot(0)).where('device_id', '=', slot(1)).where('device_key', '=', currentDeviceKey(slot(1))), [id, deviceId])
+        .where('id', '=', slot(0)).where('device_key', '=', currentDeviceKey(slot(1))), [id, deviceId])
       return row === undefined ? undefined : toCommandRecord(row)
     },
 

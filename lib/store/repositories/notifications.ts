@@ -130,7 +130,7 @@ export function createNotificationRepository (
     },
 
     async findForDevice (deviceId, id) {
-      const row = await messaging(db).selectFrom('notifications').selectAll().where('id', '=', id).where('device_id', '=', deviceId)
+      const row = await messaging(db).selectFrom('notifications').selectAll().where('id', '=', id)
         .where('device_key', '=', currentDeviceKey(deviceId)).executeTakeFirst()
       return row === undefined ? undefined : toNotificationRecord(row)
     },

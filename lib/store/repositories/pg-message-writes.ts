@@ -423,11 +423,11 @@ export async function pgUpdateCommands (
       ${inputRows('u', UPDATE_INPUT, list.length, slot, FIRST_INPUT)}
     ),
     -- Stamps only for the commands that exist: a missing one must not leave a hole in the draw chain.
-    -- Each command by its primary key alone (see the function's comment).
+    -- Each command by its primary key alone (see the function's comment); its key says whose it is (currentDeviceKey).
     m as (
       select u.*, row_number() over (order by u.ord) as k from input u
       cross join lateral (select c.device_id, c.device_key from commands c where c.id = u.id offset 0) as c
-      where c.device_id = u.device_id and c.device_key = (select v.id from devices v where v.device_id = u.device_id)
+      where c.device_key = (select v.id from devices v where v.device_id = u.device_id)
     ), d as (${draw('update', sql`select count(*) from m`, slot(READING), ring)}),
     w as (
       update commands as c set
