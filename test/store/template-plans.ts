@@ -6,12 +6,12 @@
  * through the primary key (issue #26: the device's index filtered by id, and a sequential scan
  * under a hash join, grew with the table to 20-67 ms per command update at 200,000 rows).
  */
-import pg from 'pg'
 import { FULL_SCOPE } from '../../lib/core/values.js'
 import type { MessageSelector } from '../../lib/core/realtime/message-filter.js'
 import { postgresDialect } from '../../lib/store/dialects/postgres.js'
 import { createKyselyStore } from '../../lib/store/kysely-store.js'
 import { PREPARED_MARK } from '../../lib/store/dialects/prepared-statements.js'
+import { openGenericPlans } from '../fixtures/generic-plans.js'
 import { postgresTest } from '../fixtures/pg-database.js'
 import { openTestStore, testStoreSchemas } from '../fixtures/store.js'
 
@@ -62,16 +62,9 @@ postgresTest('every query template\'s generic plan reads messages by index, by p
 
   const templates = [...texts].filter((text) => text.startsWith(PREPARED_MARK))
   t.ok(templates.length >= 15, `the workload ran the templates (${templates.length})`)
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  t.teardown(() => client.end())
-  await client.query(`set search_path to ${pg.escapeIdentifier(testStoreSchemas.get(base)!)}`)
-  await client.query('set plan_cache_mode = force_generic_plan')
-  for (const [i, text] of templates.entries()) {
-    await client.query(`prepare template_${i} as ${text}`)
-    const parameters = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))
-    const explained = await client.query(`explain execute template_${i}${parameters === 0 ? '' : `(${Array(parameters).fill('null').join(', ')})`}`)
-    const plan = explained.rows.map((row: Record<string, string>) => row['QUERY PLAN']!)
+  const plans = await openGenericPlans(t, adminUrl, testStoreSchemas.get(base)!)
+  for (const text of templates) {
+    const plan = await plans.explain(text)
     const name = text.slice(PREPARED_MARK.length, PREPARED_MARK.length + 90).replace(/\s+/g, ' ')
     for (const { scan, filter } of messageScans(plan)) {
       t.notMatch(scan, /^Seq Scan/, `${name}…: ${scan} is by index`)

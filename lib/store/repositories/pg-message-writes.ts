@@ -426,7 +426,7 @@ export async function pgUpdateCommands (
     -- Each command by its primary key alone (see the function's comment); its key says whose it is (currentDeviceKey).
     m as (
       select u.*, row_number() over (order by u.ord) as k from input u
-      cross join lateral (select c.device_id, c.device_key from commands c where c.id = u.id offset 0) as c
+      cross join lateral (select c.device_key from commands c where c.id = u.id offset 0) as c
       where c.device_key = (select v.id from devices v where v.device_id = u.device_id)
     ), d as (${draw('update', sql`select count(*) from m`, slot(READING), ring)}),
     w as (

@@ -10,6 +10,7 @@ import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createQueryTemplates } from '../../../lib/store/query-templates.js'
 import { pgInsertCommands, pgInsertNotifications, pgUpdateCommands } from '../../../lib/store/repositories/pg-message-writes.js'
 import type { StoreRing } from '../../../lib/core/realtime/store-ring.js'
+import { openGenericPlans } from '../../fixtures/generic-plans.js'
 import { postgresTest } from '../../fixtures/pg-database.js'
 import { openTestStore, testStoreSchemas } from '../../fixtures/store.js'
 
@@ -102,17 +103,9 @@ postgresTest('a command update\'s generic plan finds commands by primary key, ev
   }
   const updates = [...new Set(texts.filter((text) => text.includes('update commands')))]
   t.equal(updates.length, 4, 'a statement text per input form and ring')
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  t.teardown(() => client.end())
-  await client.query(`set search_path to ${pg.escapeIdentifier(testStoreSchemas.get(store)!)}`)
-  await client.query('set plan_cache_mode = force_generic_plan')
+  const plans = await openGenericPlans(t, adminUrl, testStoreSchemas.get(store)!)
   for (const [i, text] of updates.entries()) {
-    await client.query(`prepare update_${i} as ${text}`)
-    const parameters = Math.max(...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))
-    const plan = (await client.query(`explain execute update_${i}(${Array(parameters).fill('null').join(', ')})`)).rows
-      .map((row: Record<string, string>) => row['QUERY PLAN']).join('\n')
-    const scans = plan.match(/\b\w+ Scan[^(\n]* on commands\b/g) ?? []
+    const scans = (await plans.explain(text)).join('\n').match(/\b\w+ Scan[^(\n]* on commands\b/g) ?? []
     t.same(scans, Array(2).fill('Index Scan using commands_pkey on commands'),
       `statement ${i}: both of its reads of commands are primary-key lookups`)
   }
