@@ -56,6 +56,11 @@ export function isMessagePayload (payload: string | undefined): boolean {
   return payload !== undefined && (payload.startsWith('["notification"') || payload.startsWith('["command'))
 }
 
+/** Whether a payload is a `revoke` event's, told without parsing it (as `isMessagePayload`). */
+export function isRevokePayload (payload: string | undefined): boolean {
+  return payload !== undefined && payload.startsWith('["revoke"')
+}
+
 /** PostgreSQL refuses NOTIFY payloads of this many bytes or more: a longer one is not ours. */
 const NOTIFY_LIMIT = 8000
 

@@ -13,7 +13,7 @@ import type { Logger, Store } from '../core/ports.js'
 import { silentLogger } from '../core/ports.js'
 import type { Bus, BusEvent, LocalEvent } from '../core/realtime/bus.js'
 import { createListenerSet } from '../core/realtime/listener-set.js'
-import { decodeDoorbellEvents, encodeDoorbellEvent, isMessagePayload } from './postgres-doorbell-wire.js'
+import { decodeDoorbellEvents, encodeDoorbellEvent, isMessagePayload, isRevokePayload } from './postgres-doorbell-wire.js'
 
 export { decodeDoorbellEvent, decodeDoorbellEvents, encodeDoorbellEvent } from './postgres-doorbell-wire.js'
 
@@ -51,10 +51,11 @@ export interface PostgresDoorbell extends Bus {
   /** Server process id of the LISTEN connection (for monitoring and tests), when connected. */
   readonly listenerPid: number | undefined
   /**
-   * Stops delivering the message events sent by these server processes (a store's connections,
-   * `KyselyStore.sessions`), dropped before they are parsed: their writer orders them from its
-   * statements' answers (postgres-ordering.ts). Plugin and revocation events are still delivered.
-   * The set is read live; a later call replaces it.
+   * Stops delivering the message and revocation events sent by these server processes (a store's
+   * connections, `KyselyStore.sessions`), dropped before they are parsed: their writer orders the
+   * messages from its statements' answers (postgres-ordering.ts), and `publish` delivered the
+   * revocations at commit. Plugin events are still delivered. The set is read live; a later call
+   * replaces it.
    */
   ignoreWritesOf(sessions: ReadonlySet<number>): void
 }
@@ -101,7 +102,7 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
 
   const onNotification = (message: Notification): void => {
     if (message.channel !== channel) return
-    if (ignored.has(message.processId) && isMessagePayload(message.payload)) return
+    if (ignored.has(message.processId) && (isMessagePayload(message.payload) || isRevokePayload(message.payload))) return
     const events = decodeDoorbellEvents(message.payload ?? '')
     if (events.length === 0) {
       logger.warn({ channel, payload: message.payload?.slice(0, 200) }, 'doorbell ignored a malformed notification')
@@ -214,8 +215,17 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
       if (tx === undefined) return notifyDirect(event)
       // On a PostgreSQL store the NOTIFY rides the write transaction and fires at commit; on
       // any other store it is sent from the bus's connection once the write has committed.
-      if (tx.dialect === 'postgres') await tx.notify(channel, encodeDoorbellEvent(event))
-      else tx.afterCommit(() => void notifyDirect(event))
+      if (tx.dialect === 'postgres') {
+        await tx.notify(channel, encodeDoorbellEvent(event))
+        // A revocation takes effect here at commit, before the change is answered, not when its
+        // NOTIFY comes back: this instance's own writes reach its waits from their statements'
+        // answers, so a message the caller wrote next could reach a wait the change revoked first
+        // (a locked user's parked poll answered it, once in CI). Its NOTIFY is then dropped
+        // (`ignoreWritesOf`); other instances hear it as before.
+        if (event.kind === 'revoke') tx.afterCommit(() => deliver(event))
+      } else {
+        tx.afterCommit(() => void notifyDirect(event))
+      }
     },
     subscribe (listener) {
       return listeners.add(listener)
