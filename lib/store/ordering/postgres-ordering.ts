@@ -15,7 +15,7 @@ import { createStampOrder } from './stamp-order.js'
 export interface StatementBus extends Bus {
   /** The NOTIFY channel the bus listens on. */
   readonly notifyChannel: string
-  /** Stops delivering the message events these server processes send (see PostgresDoorbell). */
+  /** Stops delivering the message and revocation events these server processes send (see PostgresDoorbell). */
   ignoreWritesOf(sessions: ReadonlySet<number>): void
 }
 
