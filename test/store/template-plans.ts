@@ -11,29 +11,29 @@ import type { MessageSelector } from '../../lib/core/realtime/message-filter.js'
 import { postgresDialect } from '../../lib/store/dialects/postgres.js'
 import { createKyselyStore } from '../../lib/store/kysely-store.js'
 import { PREPARED_MARK } from '../../lib/store/dialects/prepared-statements.js'
-import { openGenericPlans } from '../fixtures/generic-plans.js'
+import { openGenericPlans, recordTexts } from '../fixtures/generic-plans.js'
 import { postgresTest } from '../fixtures/pg-database.js'
 import { openTestStore, testStoreSchemas } from '../fixtures/store.js'
 
-/** The scans of commands and notifications in a plan, each with the filter under it (if any). */
+/** The scans of commands and notifications in a plan, each with its filter ('' without one). */
 function messageScans (plan: string[]): Array<{ scan: string, filter: string }> {
   const scans: Array<{ scan: string, filter: string }> = []
   for (const [i, line] of plan.entries()) {
     const scan = /\b\w+ Scan\b[^(]* on (commands|notifications)\b/.exec(line)?.[0]
     if (scan === undefined) continue
-    const filter = plan.slice(i + 1).find((next) => /^\s*(Filter|->)/.test(next) || !/^\s*\w+( \w+)*:/.test(next))
-    scans.push({ scan, filter: filter !== undefined && /^\s*Filter:/.test(filter) ? filter.trim() : '' })
+    // A node's properties (`Index Cond: ...`, `Filter: ...`) are the lines under it up to the next node.
+    const end = plan.findIndex((next, j) => j > i && !/^\s*[A-Z][\w ]*:/.test(next))
+    const properties = plan.slice(i + 1, end === -1 ? undefined : end)
+    scans.push({ scan, filter: properties.find((property) => /^\s*Filter:/.test(property))?.trim() ?? '' })
   }
   return scans
 }
 
 postgresTest('every query template\'s generic plan reads messages by index, by primary key for an id', async (t, adminUrl) => {
   const base = await openTestStore(t)
-  const texts = new Set<string>()
-  // The store's own templates, each text seen as it runs (then run as usual: `undefined`).
-  const store = createKyselyStore(base.db, postgresDialect, {
-    directExecutor: () => ({ execute: (_db, text) => { texts.add(text); return undefined }, transaction: () => undefined })
-  })
+  // The store's own templates, each text recorded as it runs.
+  const { texts, executor } = recordTexts()
+  const store = createKyselyStore(base.db, postgresDialect, { directExecutor: () => executor })
   const networkId = await store.networks.insert({ name: 'Lab', description: null })
   const deviceTypeId = await store.deviceTypes.insert({ name: 'Sensor', description: null })
   for (const id of ['dev-1', 'dev-2']) await store.devices.insert({ id, name: id, data: null, networkId, deviceTypeId, isBlocked: false })

@@ -98,13 +98,14 @@ export function selectorWhere (
 }
 
 /**
- * The current device's key for `device_id` (null when no such device: matches nothing). A row's
+ * The current device's key for `device_id`, a value or a column (`sql.ref`; null when no such
+ * device: matches nothing). A row's
  * `device_key = currentDeviceKey(id)` says it is that device's: a key is never reused and a
  * device's id never changes, so a lookup by message id needs no `device_id` condition beside it,
  * and has none: with one, PostgreSQL's generic plan of a template made on a new table chose the
  * device's index filtered by id, a scan of the device's whole history per lookup (issue #26).
  */
-export function currentDeviceKey (deviceId: string): RawBuilder<number | null> {
+export function currentDeviceKey (deviceId: string | RawBuilder<unknown>): RawBuilder<number | null> {
   return sql<number | null>`(select d.id from devices d where d.device_id = ${deviceId})`
 }
 

@@ -30,6 +30,7 @@ import { prepared } from '../dialects/prepared-statements.js'
 import type { QueryTemplates, SlotOf } from '../query-templates.js'
 import type { Database } from '../database.js'
 import { commandRecordOf, notificationRecordOf } from '../../core/realtime/message-records.js'
+import { currentDeviceKey } from './message-clock.js'
 import { toCommandRecord } from './commands.js'
 import type { CommandRow } from './commands.js'
 import type { CommandUpdate, MessageWrites } from './message-writes.js'
@@ -39,6 +40,12 @@ type DrawKind = 'notification' | 'command' | 'update'
 
 /** One input column: its name and its PostgreSQL type. */
 type InputColumn = readonly [name: string, type: string]
+
+/** Values every write statement takes first, before its input rows: slots 0, 1 and 2. */
+const NOW = 0
+const READING = 1
+const COUNT = 2
+const FIRST_INPUT = 3
 
 /** Batches up to this many rows travel as values, larger ones as arrays (see `inputRows`). */
 const VALUES_UP_TO = 3
@@ -261,12 +268,6 @@ function compilable<R> (db: Kysely<Database>, statement: RawBuilder<R>): Compila
   return { compile: () => statement.compile(db) }
 }
 
-/** Values every write statement takes first, before its input rows: slots 0, 1 and 2. */
-const NOW = 0
-const READING = 1
-const COUNT = 2
-const FIRST_INPUT = 3
-
 /**
  * What an insert reads back: one row, the first id and stamp it drew (row i has first + i). The
  * records are built from the input (`notificationRecordOf`, `commandRecordOf`): every column read
@@ -337,7 +338,7 @@ export async function pgInsertNotifications (
         stored_at, device_key)
       select d.first_id + i.ord - 1, i.notification, i.device_id, i.network_id, i.device_type_id, i.parameters,
         d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint,
-        (select v.id from devices v where v.device_id = i.device_id)
+        ${currentDeviceKey(sql.ref('i.device_id'))}
       from input i cross join d order by i.ord
       ${insertReturning(ring, list.length)}
     )${insertRinging(ring, list.length, 'notification', NOTIFICATION_RECORD, slot, afterInput(NOTIFICATION_INPUT, list.length))}`),
@@ -376,7 +377,7 @@ export async function pgInsertCommands (
         timestamp, last_updated, is_updated, clock_ts, stored_at, device_key)
       select d.first_id + i.ord - 1, i.command, i.device_id, i.network_id, i.device_type_id, i.user_id, i.parameters, i.lifetime,
         i.status, i.result, d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, 0,
-        d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint, (select v.id from devices v where v.device_id = i.device_id)
+        d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint, ${currentDeviceKey(sql.ref('i.device_id'))}
       from input i cross join d order by i.ord
       ${insertReturning(ring, list.length)}
     )${insertRinging(ring, list.length, 'command', COMMAND_RECORD, slot, afterInput(COMMAND_INPUT, list.length))}`), values)
@@ -423,11 +424,11 @@ export async function pgUpdateCommands (
       ${inputRows('u', UPDATE_INPUT, list.length, slot, FIRST_INPUT)}
     ),
     -- Stamps only for the commands that exist: a missing one must not leave a hole in the draw chain.
-    -- Each command by its primary key alone (see the function's comment); its key says whose it is (currentDeviceKey).
+    -- Each command by its primary key alone (see the function's comment); its device key says whose it is.
     m as (
       select u.*, row_number() over (order by u.ord) as k from input u
       cross join lateral (select c.device_key from commands c where c.id = u.id offset 0) as c
-      where c.device_key = (select v.id from devices v where v.device_id = u.device_id)
+      where c.device_key = ${currentDeviceKey(sql.ref('u.device_id'))}
     ), d as (${draw('update', sql`select count(*) from m`, slot(READING), ring)}),
     w as (
       update commands as c set

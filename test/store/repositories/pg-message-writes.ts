@@ -10,7 +10,7 @@ import type { MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createQueryTemplates } from '../../../lib/store/query-templates.js'
 import { pgInsertCommands, pgInsertNotifications, pgUpdateCommands } from '../../../lib/store/repositories/pg-message-writes.js'
 import type { StoreRing } from '../../../lib/core/realtime/store-ring.js'
-import { openGenericPlans } from '../../fixtures/generic-plans.js'
+import { openGenericPlans, recordTexts } from '../../fixtures/generic-plans.js'
 import { postgresTest } from '../../fixtures/pg-database.js'
 import { openTestStore, testStoreSchemas } from '../../fixtures/store.js'
 
@@ -87,10 +87,8 @@ postgresTest('a command update\'s generic plan finds commands by primary key, ev
   const networkId = await store.networks.insert({ name: 'Lab', description: null })
   const deviceTypeId = await store.deviceTypes.insert({ name: 'Sensor', description: null })
   await store.devices.insert({ id: 'dev-1', name: 'dev-1', data: null, networkId, deviceTypeId, isBlocked: false })
-  const texts: string[] = []
-  const templates = createQueryTemplates({
-    direct: { execute: (_db, text) => { texts.push(text); return undefined }, transaction: () => undefined }
-  })
+  const { texts, executor } = recordTexts()
+  const templates = createQueryTemplates({ direct: executor })
   const made = await pgInsertCommands(store.db, templates, Array.from({ length: 5 }, () => ({
     command: 'c', deviceId: 'dev-1', networkId, deviceTypeId, userId: null, parameters: null, lifetime: null, status: null, result: null
   })), Date.now())
@@ -101,7 +99,7 @@ postgresTest('a command update\'s generic plan finds commands by primary key, ev
     })), Date.now(), withRing ? ring : undefined)
     t.equal(updated.filter((c) => c?.status === 'Done').length, count, `${count} update(s), ring ${withRing}: applied`)
   }
-  const updates = [...new Set(texts.filter((text) => text.includes('update commands')))]
+  const updates = [...texts].filter((text) => text.includes('update commands'))
   t.equal(updates.length, 4, 'a statement text per input form and ring')
   const plans = await openGenericPlans(t, adminUrl, testStoreSchemas.get(store)!)
   for (const [i, text] of updates.entries()) {
