@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchPostgresUrl, createBenchDatabase } from './pg.js'
+import { perfChildArgs, recordPerf } from './perf-record.js'
 
 export interface ChildServer {
   /** Base URL: the REST base for devicehub, the root for the baseline. */
@@ -89,13 +90,15 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
   const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script, options.sqlite) : undefined
   const env = { ...process.env, ...options.env, ...(db === undefined ? {} : { BENCH_DB: db }), ...(options.mqtt === true ? { BENCH_MQTT: '1' } : {}) }
-  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...cpuProfileArgs(), ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter((a) => a !== '') ?? [])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const perfArgs = name === 'devicehub-server' ? perfChildArgs() : []
+  const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...cpuProfileArgs(), ...perfArgs, ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter((a) => a !== '') ?? [])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string, mqtt?: string }>((resolve, reject) => {
     child.once('error', reject)
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)))
     child.once('message', (m: { type: string, url: string, token: string, mqtt?: string }) => resolve(m))
   })
   child.removeAllListeners('exit')
+  const recording = perfArgs.length > 0 ? recordPerf('devicehub', child.pid!) : undefined
   const cpuTimes = (): Promise<{ cpu: number, system: number }> => new Promise((resolve) => {
     child.once('message', (m: { cpu: number, system: number }) => resolve({ cpu: m.cpu, system: m.system }))
     child.send({ type: 'cpu' })
@@ -109,11 +112,14 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
     }),
     cpu: () => cpuTimes().then((times) => times.cpu),
     cpuTimes,
-    stop: () => new Promise((resolve) => {
-      child.once('exit', () => resolve())
-      child.send({ type: 'stop' })
-      setTimeout(() => child.kill('SIGKILL'), 5000).unref()
-    })
+    stop: async () => {
+      await recording?.stop()
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve())
+        child.send({ type: 'stop' })
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref()
+      })
+    }
   }
 }
 
