@@ -9,6 +9,7 @@ import type { DeviceHub } from './core/devicehub.js'
 import { createDeviceHub } from './core/devicehub.js'
 import type { Limits } from './core/context.js'
 import { buildServer, normaliseBasePath } from './http/build-server.js'
+import { warmNextTick } from './next-tick-warmup.js'
 import { consolePath } from './http/console.js'
 import type { MetricsOptions } from './http/metrics.js'
 import type { PresenceSettings } from './core/presence/presence-service.js'
@@ -175,6 +176,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<Ru
       mqtt = await startMqtt(app, hub, options.mqtt, { host, restServerUrl: () => `${options.publicUrl ?? origin}${basePath}` })
     }
     await options.configure?.(app)
+    await warmNextTick()
     await app.listen({ port: options.port ?? 0, host })
     const address = app.server.address()
     port = typeof address === 'object' && address !== null ? address.port : options.port ?? 0
