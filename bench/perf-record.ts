@@ -2,14 +2,14 @@
  * `BENCH_PERF=<dir>`: Linux `perf record` of each devicehub child while it serves (from its
  * `ready` message until it is stopped), with call graphs and V8's perf map
  * (`--perf-basic-prof`), so native time (SQLite, the kernel's socket writes, the garbage
- * collector, malloc) is counted where the CPU spent it. V8's own profiler (`BENCH_CPU_PROF`)
- * samples on a signal that a descheduled thread takes late, and charges the wait to whatever
- * JavaScript runs next: at stop 51 it gave `process.nextTick` 6% of an insert's CPU where perf,
- * on the same load, gave it 0.4%. Summarise a recording with `scripts/perf-summary.ts`.
+ * collector, malloc) is counted where the CPU spent it and named. V8's own profiler
+ * (`BENCH_CPU_PROF`) shows a call into native code or V8's runtime as self time of the JavaScript
+ * function that made it: at stop 51 it showed 6% of an insert's CPU in `process.nextTick`'s object
+ * literal, which perf named as `Runtime_DefineKeyedOwnPropertyInLiteral` (lib/next-tick-warmup.ts).
+ * Summarise a recording with `scripts/perf-summary.ts`.
  *
  * Recording starts `BENCH_PERF_DELAY_S` seconds (default 5, the default warm-up) after the child
- * is ready, so the measured window is what it holds, not V8 optimising the code: recorded from
- * the start, a warm-up's unoptimised `nextTick` took 4% of the samples.
+ * is ready, so what it holds is the measured window, not V8 still optimising the code.
  */
 import type { ChildProcess } from 'node:child_process'
 import { spawn } from 'node:child_process'
