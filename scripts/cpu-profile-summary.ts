@@ -6,6 +6,7 @@
  * Run: `node --import tsx scripts/cpu-profile-summary.ts <file.cpuprofile> [top]`.
  */
 import { readFileSync } from 'node:fs'
+import { codeSource } from './code-source.js'
 
 interface ProfileNode {
   id: number
@@ -32,14 +33,7 @@ for (let i = 0; i < profile.samples.length; i++) {
 
 function source (url: string, name: string): string {
   if (url === '') return name.startsWith('(') ? name : '(native)'
-  const modules = url.lastIndexOf('node_modules/')
-  if (modules >= 0) {
-    const rest = url.slice(modules + 'node_modules/'.length).split('/')
-    return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!
-  }
-  if (url.startsWith('node:')) return 'node internals'
-  const lib = url.indexOf('/lib/')
-  return lib >= 0 ? `devicehub ${url.slice(lib + 1).replace(/\.js$/, '')}` : url
+  return codeSource(url)
 }
 
 const byFunction = new Map<string, number>()

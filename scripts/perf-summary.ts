@@ -16,6 +16,7 @@
  */
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
+import { codeSource } from './code-source.js'
 
 const [file, topArgument] = process.argv.slice(2)
 if (file === undefined) {
@@ -68,7 +69,7 @@ function nearestJs (frames: string[]): { fn: string, source: string } {
   const match = /^JS:\S?(\S*) (\S+)/.exec(js)
   const name = match?.[1] === '' || match?.[1] === undefined ? '(anonymous)' : match[1]
   const where = match?.[2] ?? ''
-  return { fn: `${name}  ${shortPath(where)}`, source: sourceOf(where) }
+  return { fn: `${name}  ${shortPath(where)}`, source: codeSource(where) }
 }
 
 function shortPath (where: string): string {
@@ -76,17 +77,6 @@ function shortPath (where: string): string {
   if (modules >= 0) return where.slice(modules + 'node_modules/'.length)
   const lib = where.indexOf('/lib/')
   return lib >= 0 && where.startsWith('file:') ? where.slice(lib + 1) : where
-}
-
-function sourceOf (where: string): string {
-  const modules = where.lastIndexOf('node_modules/')
-  if (modules >= 0) {
-    const parts = where.slice(modules + 'node_modules/'.length).split('/')
-    return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!
-  }
-  if (where.startsWith('node:')) return 'node internals'
-  const lib = where.indexOf('/lib/')
-  return lib >= 0 ? `devicehub ${where.slice(lib + 1).replace(/\.js:\d+:\d+$/, '')}` : where
 }
 
 const add = (map: Map<string, number>, key: string): void => { map.set(key, (map.get(key) ?? 0) + 1) }
