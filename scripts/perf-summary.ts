@@ -16,7 +16,7 @@
  */
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
-import { codeSource } from './code-source.js'
+import { codeSource, shortPath } from './code-source.js'
 
 const [file, topArgument] = process.argv.slice(2)
 if (file === undefined) {
@@ -70,13 +70,6 @@ function nearestJs (frames: string[]): { fn: string, source: string } {
   const name = match?.[1] === '' || match?.[1] === undefined ? '(anonymous)' : match[1]
   const where = match?.[2] ?? ''
   return { fn: `${name}  ${shortPath(where)}`, source: codeSource(where) }
-}
-
-function shortPath (where: string): string {
-  const modules = where.lastIndexOf('node_modules/')
-  if (modules >= 0) return where.slice(modules + 'node_modules/'.length)
-  const lib = where.indexOf('/lib/')
-  return lib >= 0 && where.startsWith('file:') ? where.slice(lib + 1) : where
 }
 
 const add = (map: Map<string, number>, key: string): void => { map.set(key, (map.get(key) ?? 0) + 1) }

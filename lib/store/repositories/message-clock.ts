@@ -99,8 +99,7 @@ export function selectorWhere (
 
 /**
  * The current device's key for `device_id`, a value or a column (`sql.ref`; null when no such
- * device: matches nothing). A row's
- * `device_key = currentDeviceKey(id)` says it is that device's: a key is never reused and a
+ * device: matches nothing). A row's `device_key = currentDeviceKey(id)` says it is that device's: a key is never reused and a
  * device's id never changes, so a lookup by message id needs no `device_id` condition beside it,
  * and has none: with one, PostgreSQL's generic plan of a template made on a new table chose the
  * device's index filtered by id, a scan of the device's whole history per lookup (issue #26).
