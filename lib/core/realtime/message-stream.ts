@@ -11,8 +11,8 @@
  *    bus order, skipping live items a backlog page or a resync read already delivered.
  *
  * No store connection is held between events. A `resync` (events may have been lost) reads
- * again after the newest cursor delivered, up to the log's mark then; streams with the same
- * resync key and cursor share that read (and all share one mark). The stream registers in the
+ * again after the newest cursor delivered, page by page up to the log's mark then; streams with
+ * the same resync key and cursor share the first page's read (and all share one mark). The stream registers in the
  * hub's routing index (router.ts), so an event costs work only for the streams of its device,
  * network or device type.
  *
@@ -133,9 +133,15 @@ export class StreamRevokedError extends Error {
   }
 }
 
-/** A queue entry: the items a resync read found. */
+/** What a resync read found: a page of items after a cursor, and the mark it read up to. */
+interface ResyncPage<R> {
+  items: R[]
+  upTo: LogCursor
+}
+
+/** A queue entry: the first page a resync read found (later pages are read as it is delivered). */
 class Resynced<R> {
-  constructor (readonly items: R[]) {}
+  constructor (readonly page: ResyncPage<R>) {}
 }
 
 /**
@@ -182,12 +188,19 @@ class Stream<R, V> implements MessageStream<V> {
   private draining = false
   private readonly unsubscribe: () => void
   private registered = false
+  /** Settles when `open()` has taken the mark: a resync read waits for it (it reads after `last`). */
+  private opening: Promise<void> = Promise.resolve()
 
   constructor (private readonly spec: MessageStreamSpec<R, V>) {
     this.unsubscribe = spec.router.register(spec.keys ?? ALL_KINDS, this.onEvent)
   }
 
-  async open (): Promise<void> {
+  open (): Promise<void> {
+    this.opening = this.takeMark()
+    return this.opening
+  }
+
+  private async takeMark (): Promise<void> {
     const { spec } = this
     this.mark = await (spec.openMark ?? spec.mark).call(spec)
     this.last = Math.max(this.mark.clock, spec.after?.clock ?? 0)
@@ -248,9 +261,10 @@ class Stream<R, V> implements MessageStream<V> {
       return
     }
     if (event.kind === 'resync') {
-      // Reads after the newest cursor delivered when the read runs (after what is queued before it).
-      const previous = this.queue.length > 0 ? this.queue[this.queue.length - 1]! : Promise.resolve(undefined)
-      const read = previous.catch(() => undefined).then(() => this.resyncRead(event)).then((items) => new Resynced(items))
+      // Reads after the newest cursor delivered when the read runs (after what is queued before
+      // it, and after the open took its mark: until then `last` is not the stream's cursor).
+      const previous = this.queue.length > 0 ? this.queue[this.queue.length - 1]! : this.opening
+      const read = previous.catch(() => undefined).then(() => this.resyncRead(event)).then((page) => new Resynced(page))
       read.catch(() => undefined)
       this.queue.push(read)
     } else if (event.kind !== 'plugin' && this.spec.routes(event)) {
@@ -264,18 +278,40 @@ class Stream<R, V> implements MessageStream<V> {
   }
 
   /**
-   * Reads after the newest cursor delivered, up to the log's mark as the resync found it (one
-   * mark for every stream it reaches: taken after the resync, so whatever lies above it arrives
-   * live after the resync); shared with the streams of equal key and cursor.
+   * Reads the first page after the newest cursor delivered, up to the log's mark as the resync
+   * found it (one mark for every stream it reaches: taken after the resync, so whatever lies
+   * above it arrives live after the resync); shared with the streams of equal key, page size and
+   * cursor. The drain reads the pages after it (`deliverResynced`).
    */
-  private resyncRead (event: RoutedResync): Promise<R[]> {
+  private resyncRead (event: RoutedResync): Promise<ResyncPage<R>> {
     const after = this.last
+    const size = this.spec.pageSize ?? PAGE
     const key = this.spec.resyncKey?.()
-    const read = async (): Promise<R[]> => {
+    const read = async (): Promise<ResyncPage<R>> => {
       const upTo = await sharedResyncRead(event, RESYNC_MARK, () => this.spec.mark())
-      return this.spec.readAfter(cursorAtClock(after), upTo, PAGE)
+      return { items: await this.spec.readAfter(cursorAtClock(after), upTo, size), upTo }
     }
-    return key === undefined ? read() : sharedResyncRead(event, `${key}@${after}`, read)
+    return key === undefined ? read() : sharedResyncRead(event, `${key}:${size}@${after}`, read)
+  }
+
+  /**
+   * Delivers what a resync found, page by page up to its mark: everything up to it was dropped
+   * from the bus, so a page left unread would be lost. A long poll answers at the first page.
+   */
+  private async deliverResynced (page: ResyncPage<R>): Promise<void> {
+    const size = this.spec.pageSize ?? PAGE
+    for (let items = page.items; ; ) {
+      for (const found of items) {
+        if (this.closed) return
+        if (!this.spec.matches(found) || this.spec.cursorOf(found) <= this.last) continue
+        ;(this.seen ??= new Set()).add(this.spec.keyOf(found))
+        await this.deliver(found)
+      }
+      this.onBatch?.()
+      if (items.length < size || this.closed) return
+      const after = Math.max(this.spec.cursorOf(items[items.length - 1]!), this.last)
+      items = await this.spec.readAfter(cursorAtClock(after), page.upTo, size)
+    }
   }
 
   /** Delivers the backlog pages, then the live items; waits whenever the sink asks to. */
@@ -302,13 +338,7 @@ class Stream<R, V> implements MessageStream<V> {
         const item = await this.queue.shift()!
         if (item === undefined || this.closed) continue
         if (item instanceof Resynced) {
-          for (const found of item.items) {
-            if (this.closed) break
-            if (!this.spec.matches(found) || this.spec.cursorOf(found) <= this.last) continue
-            ;(this.seen ??= new Set()).add(this.spec.keyOf(found))
-            await this.deliver(found)
-          }
-          this.onBatch?.()
+          await this.deliverResynced(item.page)
           continue
         }
         if (!this.spec.matches(item) || !this.spec.fresh(item, this.mark)) continue

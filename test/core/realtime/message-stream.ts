@@ -44,6 +44,8 @@ function fakeSpec (rows: Row[], doorbell = createMemoryDoorbell(), hooks: { afte
   }
 }
 
+const sleep = <T>(ms: number, value: T): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms))
+
 const ring = (id: number): MessageEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
 
 t.test('an item committed between the mark and the backlog read is delivered once', async (t) => {
@@ -100,6 +102,58 @@ t.test('resync: rows whose doorbells were lost are read again after the newest c
   await spec.doorbell.publish(ring(5))
   await new Promise((resolve) => setTimeout(resolve, 20))
   t.same(got, [2, 3, 4, 5])
+  stream.close()
+})
+
+t.test('resync: every lost row up to the mark is delivered, page after page', async (t) => {
+  const rows: Row[] = [{ id: 1, ts: 10 }]
+  const spec = fakeSpec(rows)
+  const stream = await openMessageStream(spec)
+  const got: number[] = []
+  stream.start(({ item }) => { got.push(item.id) })
+  // 250 rows rung on a connection that was lost: more than two pages of a resync read.
+  for (let id = 2; id <= 251; id++) rows.push({ id, ts: id * 10 })
+  await spec.doorbell.publish({ kind: 'resync' })
+  rows.push({ id: 252, ts: 2520 })
+  await spec.doorbell.publish(ring(252))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(got, Array.from({ length: 251 }, (_, i) => i + 2))
+  stream.close()
+})
+
+t.test('resync: a page size (a long poll\'s limit) bounds each read', async (t) => {
+  const rows: Row[] = []
+  const spec = { ...fakeSpec(rows), pageSize: 7 }
+  const stream = await openMessageStream(spec)
+  const batches: number[][] = [[]]
+  stream.start(({ item }) => { batches[batches.length - 1]!.push(item.id) }, undefined, () => { batches.push([]) })
+  for (let id = 1; id <= 20; id++) rows.push({ id, ts: id * 10 })
+  await spec.doorbell.publish({ kind: 'resync' })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(batches.filter((b) => b.length > 0), [[1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11, 12, 13, 14], [15, 16, 17, 18, 19, 20]])
+  stream.close()
+})
+
+t.test('resync during the open: read after the mark the open took, not from the start of the log', async (t) => {
+  // More rows than a page before the stream opens, so a read from the start would not reach the new ones.
+  const rows: Row[] = Array.from({ length: 150 }, (_, i) => ({ id: i + 1, ts: (i + 1) * 10 }))
+  const doorbell = createMemoryDoorbell()
+  let opened = false
+  const spec = fakeSpec(rows, doorbell, {
+    afterMark: () => {
+      if (opened) return
+      opened = true
+      // Written and lost while the open's mark is on its way back: only the resync tells.
+      rows.push({ id: 151, ts: 1510 }, { id: 152, ts: 1520 })
+      void doorbell.publish({ kind: 'resync' })
+    }
+  })
+  const mark = spec.mark
+  const stream = await openMessageStream({ ...spec, mark: async () => sleep(10, await mark()) })
+  const got: number[] = []
+  stream.start(({ item }) => { got.push(item.id) })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(got, [151, 152])
   stream.close()
 })
 

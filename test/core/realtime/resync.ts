@@ -8,6 +8,7 @@ import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.
 import type { TestApp } from '../../fixtures/app.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
+import { connectAs } from '../../fixtures/websocket.js'
 
 const RESYNC: BusEvent = { kind: 'resync' }
 
@@ -49,4 +50,23 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   t.same((await quiet).body, [], 'and times out as usual')
   t.equal(h.hub.router.size, 0, 'no listener left behind')
   t.equal(doorbellOf(h).size, idle, 'the routing index left the doorbell')
+})
+
+t.test('a WebSocket subscription gets every row a resync finds, past a page of the read', async (t) => {
+  const h = await createTestApp(t)
+  const device = await addDevice(h)
+  const ws = await connectAs(t, h)
+  t.equal((await ws.request({ action: 'notification/subscribe', deviceId: device })).status, 'success')
+  // Straight into the store: 250 notifications whose doorbells were lost, more than two read pages.
+  const now = Date.now() + 5
+  const written: number[] = []
+  for (let i = 0; i < 250; i++) {
+    const row = await h.store.notifications.insert({ notification: `lost-${i}`, deviceId: device, networkId: 1, deviceTypeId: 1, parameters: null }, now + i)
+    written.push(row.id)
+  }
+  await doorbellOf(h).publish(RESYNC)
+  const pushes = await ws.waitForPushes(250)
+  t.same(pushes.map((p) => p.notification.id), written, 'every row once, in order')
+  await sleep(100)
+  t.equal(ws.pushes.length, 250, 'nothing twice')
 })
