@@ -31,7 +31,7 @@ async function withStore<T> (location: string, migrate: boolean, fn: (store: Kys
 /**
  * @example
  * await migrateStore('./devicehub.db', io)
- * // "Created database ./devicehub.db: applied 16 migrations (0001-initial … 0016-mqtt-session-deadline-index)."
+ * // "Created database ./devicehub.db: applied 17 migrations (0001-initial … 0017-draw-xid)."
  */
 export async function migrateStore (location: string, io: CliIo): Promise<void> {
   const where = describeLocation(location)

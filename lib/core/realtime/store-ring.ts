@@ -7,8 +7,8 @@ import type { CommandRecord, NotificationRecord } from './message-records.js'
 
 /**
  * One link of the stamp draw chain: the stamp drawn just before this item's (`prev`), the item's
- * own stamp (`stamp`: its insert stamp, or `lastUpdated` for an update), and `nextXid`, the next
- * transaction id the database was to assign after the draw. Once no transaction below `nextXid`
+ * own stamp (`stamp`: its insert stamp, or `lastUpdated` for an update), and `nextXid`, a
+ * transaction id above that of every writer that drew before (taken under the draw's mutex). Once no transaction below `nextXid`
  * is running, every earlier stamp is committed or never will be.
  */
 export interface DrawLink {

@@ -21,6 +21,7 @@ import { messageDeviceIndexMigration } from './0013-message-device-index.js'
 import { mqttSessionLeasesMigration } from './0014-mqtt-session-leases.js'
 import { presenceSweepIndexMigration } from './0015-presence-sweep-index.js'
 import { mqttSessionDeadlineIndexMigration } from './0016-mqtt-session-deadline-index.js'
+import { drawXidMigration } from './0017-draw-xid.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -44,7 +45,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0013-message-device-index': messageDeviceIndexMigration(),
         '0014-mqtt-session-leases': mqttSessionLeasesMigration(),
         '0015-presence-sweep-index': presenceSweepIndexMigration(),
-        '0016-mqtt-session-deadline-index': mqttSessionDeadlineIndexMigration()
+        '0016-mqtt-session-deadline-index': mqttSessionDeadlineIndexMigration(),
+        '0017-draw-xid': drawXidMigration(dialect)
       }
     }
   }

@@ -7,7 +7,7 @@
  * a short mutex, so stamps follow draw order while commits, and the NOTIFYs they send, land in
  * any order. A reader that saw stamp 7 before stamp 6 committed would move its cursor past 6 and
  * lose it. Every such event carries its link in the draw chain (`DrawLink`: the stamp drawn just
- * before it, its own stamp, the next transaction id after its draw), and the ordered bus releases
+ * before it, its own stamp, a transaction id above every writer that drew before it), and the ordered bus releases
  * an event only once the event of the stamp before it was released: listeners see stamps in
  * draw order, as they did when commits followed it.
  *

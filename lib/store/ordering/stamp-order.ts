@@ -9,7 +9,8 @@ import type { Database } from '../database.js'
 
 /**
  * Where the stamp draw stands: the last stamp and ids handed out (`cursor`: every message of the
- * log is at or below it once drawn), and the next transaction id after them.
+ * log is at or below it once drawn), and a transaction id above that of every writer that drew
+ * up to them (migration 0017: not a snapshot's `xmax`, which a running writer may hold).
  */
 export interface DrawHorizon {
   cursor: LogCursor
