@@ -12,9 +12,9 @@
  *
  * No store connection is held between events. A `resync` (events may have been lost) reads
  * again after the newest cursor delivered, page by page up to the log's mark then; streams with
- * the same resync key and cursor share the first page's read (and all share one mark). The stream registers in the
- * hub's routing index (router.ts), so an event costs work only for the streams of its device,
- * network or device type.
+ * the same resync key and cursor share the first page's read (and all share one mark). The
+ * stream registers in the hub's routing index (router.ts), so an event costs work only for the
+ * streams of its device, network or device type.
  *
  * Every transport consumes it: WebSocket subscriptions and SSE with `start()`, REST long polls
  * with `longPoll()` (long-poll.ts), which takes the first batch and closes the stream. The one
