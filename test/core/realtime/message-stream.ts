@@ -11,6 +11,7 @@ import { createRouter } from '../../../lib/core/realtime/router.js'
 import type { Router } from '../../../lib/core/realtime/router.js'
 import type { MessageStreamSpec, StreamItem } from '../../../lib/core/realtime/message-stream.js'
 import { iterateStream, openMessageStream } from '../../../lib/core/realtime/message-stream.js'
+import { sleep } from '../../fixtures/messaging.js'
 import { openTestStore } from '../../fixtures/store.js'
 
 interface Row { id: number, ts: number }
@@ -43,8 +44,6 @@ function fakeSpec (rows: Row[], doorbell = createMemoryDoorbell(), hooks: { afte
     keyOf: (r) => r.id
   }
 }
-
-const sleep = <T>(ms: number, value: T): Promise<T> => new Promise((resolve) => setTimeout(() => resolve(value), ms))
 
 const ring = (id: number): MessageEvent => ({ kind: 'notification', id, deviceId: 'd', networkId: 1, deviceTypeId: 1, name: 'n' })
 
@@ -149,7 +148,14 @@ t.test('resync during the open: read after the mark the open took, not from the 
     }
   })
   const mark = spec.mark
-  const stream = await openMessageStream({ ...spec, mark: async () => sleep(10, await mark()) })
+  const stream = await openMessageStream({
+    ...spec,
+    mark: async () => {
+      const taken = await mark()
+      await sleep(10)
+      return taken
+    }
+  })
   const got: number[] = []
   stream.start(({ item }) => { got.push(item.id) })
   await new Promise((resolve) => setTimeout(resolve, 50))

@@ -21,7 +21,7 @@ async function openWriter (t: Test, url: string) {
   await client.query('begin')
   return {
     async draw (): Promise<Drawn> {
-      const { rows } = await client.query(`select prev::text::bigint as prev, first_stamp::text, next_xid::text
+      const { rows } = await client.query(`select prev::text, first_stamp::text, next_xid::text
         from devicehub_draw('notification', 1, $1, false)`, [Date.now()])
       return { prev: Number(rows[0].prev), first_stamp: Number(rows[0].first_stamp), next_xid: Number(rows[0].next_xid) }
     },
