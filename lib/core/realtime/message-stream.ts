@@ -178,6 +178,12 @@ class Stream<R, V> implements MessageStream<V> {
   private pageAfter = 0
   /** Keys of backlog items that are also fresh: their event may still come. */
   private seen: Set<string | number> | undefined
+  /**
+   * The mark of the latest resync delivered: everything at or below it was read then, so a live
+   * event of an item it covers is late and skipped. A bound, not a key per item: the events of
+   * what a resync found were mostly dropped, and a key kept for each would never be claimed.
+   */
+  private resyncedUpTo: LogCursor | undefined
   /** Newest cursor delivered (the next backlog page and a resync read after it). */
   private last = 0
   /** Reads in bus order: one item, or what a resync read found. */
@@ -300,11 +306,14 @@ class Stream<R, V> implements MessageStream<V> {
    */
   private async deliverResynced (page: ResyncPage<R>): Promise<void> {
     const size = this.spec.pageSize ?? PAGE
+    // Set first: a live event behind the resync in the queue waits for these pages. Every key
+    // the backlog kept is at or below this mark (taken after the stream's), so none is needed.
+    if (this.resyncedUpTo === undefined || page.upTo.clock > this.resyncedUpTo.clock) this.resyncedUpTo = page.upTo
+    this.seen = undefined
     for (let items = page.items; ; ) {
       for (const found of items) {
         if (this.closed) return
         if (!this.spec.matches(found) || this.spec.cursorOf(found) <= this.last) continue
-        ;(this.seen ??= new Set()).add(this.spec.keyOf(found))
         await this.deliver(found)
       }
       this.onBatch?.()
@@ -342,6 +351,7 @@ class Stream<R, V> implements MessageStream<V> {
           continue
         }
         if (!this.spec.matches(item) || !this.spec.fresh(item, this.mark)) continue
+        if (this.resyncedUpTo !== undefined && !this.spec.fresh(item, this.resyncedUpTo)) continue
         if (this.seen !== undefined && this.seen.delete(this.spec.keyOf(item))) continue
         await this.deliver(item)
         this.onBatch?.()
