@@ -191,8 +191,25 @@ async function anotherToken (h: TestApp, userId: number, than: string): Promise<
 
 const names = (ws: TestSocket): string[] => ws.pushes.map((p) => p.notification.notification as string)
 
-for (const row of ROWS) {
-  t.test(row.change, async (t) => {
+/**
+ * Drops the `revoke` events `h`'s bus is given until the returned function is called, as a
+ * PostgreSQL LISTEN connection that was down loses them; that function then publishes the
+ * `resync` its reconnect sends.
+ */
+function loseRevokes (h: TestApp): () => Promise<void> {
+  const bus = h.hub.bus
+  const publish = bus.publish
+  bus.publish = (event, tx) => event.kind === 'revoke' ? Promise.resolve() : publish.call(bus, event, tx)
+  return async () => {
+    bus.publish = publish
+    await bus.publish({ kind: 'resync' })
+  }
+}
+
+// Each change twice: its `revoke` heard, and its `revoke` lost with a `resync` after it (the
+// rights of every wait are checked again then, so the same waits end and the same go on).
+for (const [row, lost] of ROWS.flatMap((row) => [[row, false], [row, true]] as const)) {
+  t.test(lost ? `${row.change}, its revoke lost (a resync)` : row.change, async (t) => {
     const h = await createTestApp(t)
     const base = await listen(t, h)
     const [netA, netB, netC] = [await created(h, '/network', 'net-a'), await created(h, '/network', 'net-b'), await created(h, '/network', 'net-c')]
@@ -225,7 +242,9 @@ for (const row of ROWS) {
     // []). The waiter registry (`parkedPolls`) counts a stream once its mark is read.
     await eventually(() => dispatcher.size === before + 6 && h.hub.stats.parkedPolls === openBefore + 6)
 
+    const resync = lost ? loseRevokes(h) : undefined
     await row.act({ h, target: target.user.id, netA, netB, dtA, dtB, ws1, t1 })
+    await resync?.()
 
     if (row.deviceGone !== true) await ok(h.request('POST', `/device/${mine}/notification`, { body: { notification: 'after' } }), 201)
     await ok(h.request('POST', `/device/${theirs}/notification`, { body: { notification: 'after' } }), 201)

@@ -19,7 +19,7 @@ import type { LoginThrottle } from './login-throttle.js'
 import { createLoginThrottle } from './login-throttle.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import type { Assignments, Principal, UserPrincipal } from './principal.js'
-import { createPluginPrincipal, createUserPrincipal } from './principal.js'
+import { createPluginPrincipal, createUserPrincipal, grantsAll } from './principal.js'
 import { requireAction } from './permissions.js'
 import { revokeUser } from './revocations.js'
 import { tokenId } from './token-id.js'
@@ -89,6 +89,16 @@ export interface AuthService {
    * user's `lastLogin` with the login rule (§2.1). Plugin tokens have no user to touch.
    */
   noteSessionLogin(principal: Principal): Promise<void>
+  /**
+   * Whether what `principal` was built from (its user, that user's assignments, its plugin and
+   * owner, as stored now) still grants everything it granted: false where a `revoke` would have
+   * ended its waits (rights lost, its token revoked), never for an expiry alone. A stream asks
+   * after a `resync`, whose lost events may have held that `revoke`.
+   *
+   * @example
+   * if (!(await hub.tokens.rightsHeld(principal))) stream.close()
+   */
+  rightsHeld(principal: Principal): Promise<boolean>
   /** REST bearer authentication: resolves or throws 401 with the REST message. */
   authenticate(token: string): Promise<Principal>
   /** Issues a token pair with the default claims of a login, without a password (CLI, test rigs). */
@@ -149,8 +159,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
     }
   }
 
-  const { lockAfter, touchLastLogin, loginClaims, pair, verifyAccessToken } = createTokenChecks({ store, jwt, clock })
-
+  const { lockAfter, touchLastLogin, loginClaims, pair, verifyAccessToken, rightsHeld } = createTokenChecks({ store, jwt, clock })
   return {
     sign: (payload) => jwt.sign(payload),
     issuePluginTokens (tpc, a, e) {
@@ -161,7 +170,7 @@ export function createAuthService ({ store, jwt, clock, lifetimes, throttle: giv
       }
     },
     decode: (token) => jwt.decode(token),
-    verifyAccessToken,
+    verifyAccessToken, rightsHeld,
     loginStats,
     watchGuessing (listener) {
       const own = (alert: GuessingAlert): void => listener(alert)
@@ -397,26 +406,43 @@ function createTokenChecks ({ store, jwt, clock }: Pick<AuthServiceOptions, 'sto
     }
     if (payload.t !== TokenType.Access) return { failure: 'type' }
     if (payload.e < clock.now()) return { failure: 'expired' }
+    const principal = await principalOf(payload, token)
+    return principal === undefined ? { failure: 'subject' } : { principal }
+  }
+
+  /**
+   * The principal of a verified access-token payload from what is stored now; undefined where
+   * its subject is gone, not active, or its token revoked. `token` (the string) shares the
+   * object between the requests of one token.
+   */
+  async function principalOf (payload: TokenPayload, token?: string): Promise<Principal | undefined> {
     if (isUserPayload(payload)) {
       const user = await store.users.findById(payload.u)
-      if (user === undefined || user.status !== UserStatus.Active) return { failure: 'subject' }
+      if (user === undefined || user.status !== UserStatus.Active) return undefined
       // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, but
       // for the one token that changed its own user's password (D11).
       if ((payload.v ?? 0) !== user.tokenVersion && (user.keptToken === undefined || user.keptToken !== tokenId(payload))) {
-        return { failure: 'subject' }
+        return undefined
       }
-      const assignments = assignmentsOf(user)
-      return { principal: userPrincipal(token, payload, user, assignments instanceof Promise ? await assignments : assignments) }
+      const pending = assignmentsOf(user)
+      const assignments = pending instanceof Promise ? await pending : pending
+      return token === undefined ? createUserPrincipal(user, payload, assignments) : userPrincipal(token, payload, user, assignments)
     }
-    if (payload.tpc === '') return { failure: 'subject' }
+    if (payload.tpc === '') return undefined
     const plugin = await store.plugins.findByTopic(payload.tpc)
-    if (plugin === undefined) return { failure: 'subject' }
+    if (plugin === undefined) return undefined
     const owner = await store.users.findById(plugin.userId)
-    if (owner === undefined || owner.status !== UserStatus.Active) return { failure: 'subject' }
-    return { principal: createPluginPrincipal(plugin, owner, payload, await assignmentsOf(owner)) }
+    if (owner === undefined || owner.status !== UserStatus.Active) return undefined
+    return createPluginPrincipal(plugin, owner, payload, await assignmentsOf(owner))
   }
 
-  return { lockAfter, touchLastLogin, loginClaims, pair, verifyAccessToken }
+  async function rightsHeld (principal: Principal): Promise<boolean> {
+    if (principal.kind === 'system') return true
+    const now = await principalOf(principal.token)
+    return now !== undefined && grantsAll(now, principal)
+  }
+
+  return { lockAfter, touchLastLogin, loginClaims, pair, verifyAccessToken, rightsHeld }
 }
 
 const REMEMBERED_PRINCIPALS = 1000

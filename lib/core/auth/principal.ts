@@ -161,3 +161,23 @@ export function createPluginPrincipal (
     fullScope: false
   }
 }
+
+/**
+ * Whether `now` grants everything `before` granted: the role, every action, every network and
+ * device type of the scope. A principal rebuilt after a change passes unless rights were lost.
+ *
+ * @example
+ * grantsAll(rebuilt, opened) // false once a network of `opened` was unassigned
+ */
+export function grantsAll (now: Principal, before: Principal): boolean {
+  if (before.isAdmin && !now.isAdmin) return false
+  for (const action of before.actions) if (!now.actions.has(action)) return false
+  return covers(now.scope.networkIds, before.scope.networkIds) && covers(now.scope.deviceTypeIds, before.scope.deviceTypeIds)
+}
+
+function covers (now: 'all' | readonly number[], before: 'all' | readonly number[]): boolean {
+  if (now === 'all') return true
+  if (before === 'all') return false
+  const held = new Set(now)
+  return before.every((id) => held.has(id))
+}

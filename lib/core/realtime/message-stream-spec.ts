@@ -5,6 +5,7 @@
  * the rules that differ by kind (name, cursor, what is fresh, what is live) are the few lines
  * of {@link KindRules}.
  */
+import type { AuthService } from '../auth/auth-service.js'
 import type { Principal } from '../auth/principal.js'
 import { revokesPrincipal } from '../auth/revocations.js'
 import type { Clock } from '../time.js'
@@ -17,7 +18,7 @@ import type { MessageLog, RecordOf } from './message-log.js'
 import type { CommandRecord, NotificationRecord } from './message-records.js'
 import { commandExpired } from './message-records.js'
 import type { MessageStreamSpec } from './message-stream.js'
-import type { Router, RoutingKeys } from './router.js'
+import type { RoutedResync, Router, RoutingKeys } from './router.js'
 import { routingKeys } from './router.js'
 
 /** What a stream is built from (a service context has all of it). */
@@ -26,6 +27,7 @@ export interface StreamContext {
   waiters: WaiterRegistry
   log: MessageLog
   clock: Clock
+  auth: Pick<AuthService, 'rightsHeld'>
 }
 
 export interface StreamSpecOptions<K extends MessageKind, V> {
@@ -139,6 +141,14 @@ class KindStreamSpec<K extends MessageKind, V> implements MessageStreamSpec<Reco
 
   revokedBy (event: RevokeEvent): boolean {
     return revokesPrincipal(event, this.options.principal)
+  }
+
+  rightsHeld (resync: RoutedResync): Promise<boolean> {
+    const { principal } = this.options
+    if (principal === undefined) return Promise.resolve(true)
+    let check = resync.checks.get(principal)
+    if (check === undefined) resync.checks.set(principal, check = this.ctx.auth.rightsHeld(principal))
+    return check
   }
 
   routes (event: MessageEvent): boolean {

@@ -78,6 +78,12 @@ export interface MessageStreamSpec<R, V> {
    * client authenticate again under its current rights (issue #16).
    */
   revokedBy?(event: RevokeEvent): boolean
+  /**
+   * After a `resync`, whose lost events may have held a `revoke` for the subscriber: whether it
+   * still holds every right it opened with (shared by the streams the resync reaches). False
+   * stops the stream as `revokedBy` does, before the resync delivers anything.
+   */
+  rightsHeld?(resync: RoutedResync): Promise<boolean>
   /** Backlog cursor: items after it; `undefined` = live only. */
   after?: LogCursor
   /** Most backlog items delivered (default: all). */
@@ -141,7 +147,8 @@ interface ResyncPage<R> {
 
 /** A queue entry: the first page a resync read found (later pages are read as it is delivered). */
 class Resynced<R> {
-  constructor (readonly page: ResyncPage<R>) {}
+  /** `page` undefined: the subscriber's rights were lost (`rightsHeld`). */
+  constructor (readonly page: ResyncPage<R> | undefined) {}
 }
 
 /**
@@ -289,7 +296,8 @@ class Stream<R, V> implements MessageStream<V> {
    * above it arrives live after the resync); shared with the streams of equal key, page size and
    * cursor. The drain reads the pages after it (`deliverResynced`).
    */
-  private resyncRead (event: RoutedResync): Promise<ResyncPage<R>> {
+  private async resyncRead (event: RoutedResync): Promise<ResyncPage<R> | undefined> {
+    if (this.spec.rightsHeld !== undefined && !(await this.spec.rightsHeld(event))) return undefined
     const after = this.last
     const size = this.spec.pageSize ?? PAGE
     const key = this.spec.resyncKey?.()
@@ -347,6 +355,7 @@ class Stream<R, V> implements MessageStream<V> {
         const item = await this.queue.shift()!
         if (item === undefined || this.closed) continue
         if (item instanceof Resynced) {
+          if (item.page === undefined) throw new StreamRevokedError()
           await this.deliverResynced(item.page)
           continue
         }

@@ -16,6 +16,8 @@ export interface RoutedResync {
   kind: 'resync'
   /** Reads started for this resync, by what they read and after which cursor. */
   readonly reads: Map<string, Promise<unknown>>
+  /** Checks of a subscriber's rights started for this resync, by principal (streams of one token share one). */
+  readonly checks: WeakMap<object, Promise<boolean>>
 }
 
 export type RoutedEvent = MessageEvent | PluginEvent | RevokeEvent | RoutedResync
@@ -98,7 +100,7 @@ export function createRouter (bus: Bus): Router {
     // The bus's connection state is readiness's business, not a reader's.
     if (event.kind === 'connection') return
     if (event.kind === 'resync') {
-      const fresh: RoutedResync = { kind: 'resync', reads: new Map() }
+      const fresh: RoutedResync = { kind: 'resync', reads: new Map(), checks: new WeakMap() }
       for (const listener of [...all]) call(listener, fresh)
       return
     }
