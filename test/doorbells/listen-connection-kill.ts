@@ -2,7 +2,8 @@
  * Losing the doorbell's LISTEN connection loses doorbells, never items: polls parked while it is
  * down for another instance's writes are answered after the reconnect (the resync wake-up), and
  * cursors see every item once. (An instance's own writes do not need its LISTEN connection: their
- * events come from their statements, see out-of-order-commits.ts.)
+ * events come from their statements, see out-of-order-commits.ts.) A `revoke` lost that way is
+ * made up for by the resync: each wait's rights are checked again before it reads.
  */
 import { DEFAULT_DOORBELL_APPLICATION_NAME } from '../../lib/doorbells/postgres-doorbell.js'
 import { startServer } from '../../lib/start-server.js'
@@ -94,4 +95,41 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
     const lastCommand = cmds.body[cmds.body.length - 1].timestamp as string
     t.same((await call(`${base}/device/${id}/command/poll?timestamp=${encodeURIComponent(lastCommand)}&waitTimeout=0`, token)).body, [], `${id}: nothing after the last command`)
   }
+})
+
+postgresTest('a revoke lost with the LISTEN connection: the resync ends the waits whose rights went', async (t, adminUrl) => {
+  const db = await createTestDatabase(t, adminUrl)
+  const server = await startServer({
+    db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' }, doorbell: { reconnect: { initialDelayMs: 3000 } }
+  })
+  t.teardown(() => server.close())
+  const doorbell = server.doorbell!
+  const { accessToken: admin } = await server.adminTokens()
+  const other = await startServer({ db, jwtSecret: 'kill-test-secret', doorbell: { applicationName: 'devicehub-doorbell-writer' } })
+  t.teardown(() => other.close())
+  const base = server.url
+  const networkId = (await call(`${base}/network`, admin, { method: 'POST', body: { name: 'revoked', description: null } })).body.id as number
+  t.equal((await call(`${base}/device/rk-0`, admin, { method: 'PUT', body: { name: 'rk-0', networkId } })).status, 204)
+  const userId = (await call(`${base}/user`, admin, { method: 'POST', body: { login: 'rk-user', password: 'rk-password-1', role: 1, status: 0 } })).body.id as number
+  t.equal((await call(`${base}/user/${userId}/network/${networkId}`, admin, { method: 'PUT' })).status, 204)
+  const login = await fetch(`${base}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: 'rk-user', password: 'rk-password-1' }) })
+  const { accessToken: user } = await login.json() as { accessToken: string }
+
+  const parked = server.hub.stats.parkedPolls
+  const userPoll = call(`${base}/device/rk-0/notification/poll?waitTimeout=30`, user)
+  const adminPoll = call(`${base}/device/rk-0/notification/poll?waitTimeout=30`, admin)
+  await eventually(() => server.hub.stats.parkedPolls === parked + 2)
+  t.equal((await adminQuery(adminUrl, 'select pg_terminate_backend($1) as ok', [doorbell.listenerPid])).rows[0].ok, true)
+  await eventually(() => !doorbell.connected, 5000)
+
+  // On the other instance while the connection is down: the network taken away (its revoke is
+  // lost with the connection), then a notification of that network.
+  t.equal((await call(`${other.url}/user/${userId}/network/${networkId}`, admin, { method: 'DELETE' })).status, 204)
+  const secret = await call(`${other.url}/device/rk-0/notification`, admin, { method: 'POST', body: { notification: 'after-unassign' } })
+  t.equal(secret.status, 201)
+  t.equal(doorbell.connected, false, 'both writes happened while the LISTEN connection was down')
+
+  const [userAnswer, adminAnswer] = await Promise.all([userPoll, adminPoll])
+  t.same(userAnswer.body, [], 'the user who lost the network gets nothing of it: its poll answers [] at the resync')
+  t.same(adminAnswer.body.map((n: { id: number }) => n.id), [secret.body.id], 'the administrator\'s poll gets the notification')
 })
