@@ -3,12 +3,15 @@
  * down for another instance's writes are answered after the reconnect (the resync wake-up), and
  * cursors see every item once. (An instance's own writes do not need its LISTEN connection: their
  * events come from their statements, see out-of-order-commits.ts.) A `revoke` lost that way is
- * made up for by the resync: each wait's rights are checked again before it reads.
+ * made up for by the resync: each wait's rights are checked again before it reads; so is a lost
+ * `plugin` event: each plugin on the instance is read again.
  */
+import { WebSocket } from 'ws'
 import { DEFAULT_DOORBELL_APPLICATION_NAME } from '../../lib/doorbells/postgres-doorbell.js'
 import { startServer } from '../../lib/start-server.js'
 import { call, eventually, sleep } from '../fixtures/messaging.js'
 import { adminQuery, createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
+import { ProxyClient } from '../fixtures/plugin-proxy.js'
 
 postgresTest('a killed LISTEN connection: parked polls still get every item, cursors see each once', async (t, adminUrl) => {
   const db = await createTestDatabase(t, adminUrl)
@@ -132,4 +135,40 @@ postgresTest('a revoke lost with the LISTEN connection: the resync ends the wait
   const [userAnswer, adminAnswer] = await Promise.all([userPoll, adminPoll])
   t.same(userAnswer.body, [], 'the user who lost the network gets nothing of it: its poll answers [] at the resync')
   t.same(adminAnswer.body.map((n: { id: number }) => n.id), [secret.body.id], 'the administrator\'s poll gets the notification')
+})
+
+postgresTest('a plugin change lost with the LISTEN connection: the resync reads the plugin again', async (t, adminUrl) => {
+  const db = await createTestDatabase(t, adminUrl)
+  const server = await startServer({
+    db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' }, doorbell: { reconnect: { initialDelayMs: 3000 } }
+  })
+  t.teardown(() => server.close())
+  const doorbell = server.doorbell!
+  const { accessToken: admin } = await server.adminTokens()
+  const other = await startServer({ db, jwtSecret: 'kill-test-secret', doorbell: { applicationName: 'devicehub-doorbell-writer' } })
+  t.teardown(() => other.close())
+  for (const id of ['pk-0', 'pk-1']) t.equal((await call(`${server.url}/device/${id}`, admin, { method: 'PUT', body: { name: id } })).status, 204)
+  const plugin = (await call(`${server.url}/plugin?deviceId=pk-0&returnNotifications=true`, admin, { method: 'POST', body: { name: 'moved' } })).body
+  const client = new ProxyClient(new WebSocket(`${server.url.replace(/^http/, 'ws').replace(/\/rest$/, '')}/plugin/proxy`))
+  t.teardown(() => client.ws.terminate())
+  await new Promise((resolve, reject) => client.ws.once('open', resolve).once('error', reject))
+  t.equal((await client.authenticate(plugin.accessToken)).s, 0)
+  t.equal((await client.subscribe(plugin.topicName)).s, 0)
+
+  t.equal((await adminQuery(adminUrl, 'select pg_terminate_backend($1) as ok', [doorbell.listenerPid])).rows[0].ok, true)
+  await eventually(() => !doorbell.connected, 5000)
+  // On the other instance while the connection is down: the plugin's filter moves to pk-1 (a
+  // filter changes while the plugin is INACTIVE); its `plugin` events are lost with the connection.
+  for (const change of ['status=INACTIVE', 'deviceId=pk-1&returnNotifications=true', 'status=ACTIVE']) {
+    const changed = await call(`${other.url}/plugin?topicName=${plugin.topicName}&${change}`, admin, { method: 'PUT' })
+    t.equal(changed.status, 204, `${change}: ${JSON.stringify(changed.body)}`)
+  }
+  t.equal(doorbell.connected, false, 'the change happened while the LISTEN connection was down')
+  await eventually(() => doorbell.connected, 10_000)
+
+  // After the reconnect: a notification of pk-1 reaches the plugin by its doorbell.
+  const later = await call(`${other.url}/device/pk-1/notification`, admin, { method: 'POST', body: { notification: 'after-move' } })
+  t.equal(later.status, 201)
+  const [delivery] = await client.waitDeliveries(1, 5000)
+  t.equal(delivery!.event.b.notification.id, later.body.id, 'delivered under the new filter')
 })

@@ -3,7 +3,8 @@
  * connection, or one per `sg` group), its cIds (P7), and its place in the hub's router. The
  * channel registers in the router like every stream, with the routing keys of the plugin's stored
  * filter, and checks each event with the one filter of live messages (`selects`,
- * message-filter.ts) before it kicks its consumers; a `resync` kicks them all. The plugin's reach
+ * message-filter.ts) before it kicks its consumers; a `resync` reads the plugin again (as a
+ * `plugin` event does: it may have been lost with the rest) and kicks them all. The plugin's reach
  * is left to the read (it changes with the owner's assignments, which no key follows).
  */
 import { randomUUID } from 'node:crypto'
@@ -55,7 +56,9 @@ export class PluginChannel implements ConsumerHost {
     const filter: StoredPluginFilter = parseStoredFilter(filterText)
     const selector: MessageSelector = pluginSelector(filter)
     const listener = (event: RoutedEvent): void => {
-      if (event.kind === 'resync') this.kick()
+      // A resync may stand for a lost `plugin` event too: the plugin is read again (its filter
+      // and the keys it registers by), then its consumers read.
+      if (event.kind === 'resync') this.refresh()
       else if (isMessageEvent(event) && filter.kinds.has(event.kind) && selects(selector, event)) this.kick()
     }
     return this.runtime.router.register(routingKeys([...filter.kinds], selector), listener)
