@@ -3,10 +3,14 @@
  * gap, or a horizon, is settled only once every writer that drew up to it has ended. A snapshot's
  * `xmax` (the earlier `next_xid`) is one past the newest transaction that ended, so a writer still
  * running held it: the ordered bus resynchronised past its stamps and readers lost its rows.
+ * Migration 0017 brings a database migrated before it to these functions.
  */
+import { sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { openPostgresStore } from '../../../lib/store/dialects/postgres.js'
+import { stampDrawFunctions, stampDrawNames } from '../../../lib/store/migrations/stamp-draw-functions.js'
 import { createStampOrder } from '../../../lib/store/ordering/stamp-order.js'
 import { sleep } from '../../fixtures/messaging.js'
 import { createTestDatabase, postgresTest } from '../../fixtures/pg-database.js'
@@ -29,10 +33,53 @@ async function openWriter (t: Test, url: string) {
   }
 }
 
+/**
+ * The functions as a database migrated by an earlier version holds them: `next_xid` a snapshot's
+ * `xmax`, in both (built from today's text, so the rest of their body is today's).
+ */
+function earlierFunctions (statements: string[]): string[] {
+  const xmax = 'next_xid := pg_snapshot_xmax(pg_current_snapshot())::text::bigint;'
+  const earlier = statements.map((text) => text
+    .replace(/next_xid := case when had_xid then[\s\S]*?end;/, xmax)
+    .replace('next_xid := pg_current_xact_id()::text::bigint;', xmax))
+  if (earlier.some((text, i) => text === statements[i])) throw new Error('the functions no longer read as this test expects')
+  return earlier
+}
+
+async function drawSource (db: Kysely<unknown>): Promise<string> {
+  const rows = await sql<{ source: string }>`select string_agg(prosrc, ' ') as source from pg_proc
+    where proname in ('devicehub_draw', 'devicehub_stamp_horizon') and pronamespace = current_schema()::regnamespace`.execute(db)
+  return rows.rows[0]!.source
+}
+
+postgresTest('migration 0017 replaces the functions of a database migrated before it', async (t, adminUrl) => {
+  const url = await createTestDatabase(t, adminUrl)
+  const before = await openPostgresStore(url)
+  const db = before.db as Kysely<unknown>
+  for (const statement of earlierFunctions(stampDrawFunctions(await stampDrawNames(db)))) await sql.raw(statement).execute(db)
+  await sql`delete from devicehub_migrations where name = '0017-draw-xid'`.execute(db)
+  const earlier = await drawSource(db)
+  t.match(earlier, /next_xid := pg_snapshot_xmax/, 'the earlier functions: next_xid is a snapshot\'s xmax')
+  t.notMatch(earlier, /own_xid \+ 1|next_xid := pg_current_xact_id/)
+  await before.close()
+
+  const after = await openPostgresStore(url)
+  t.teardown(() => after.close())
+  const source = await drawSource(after.db as Kysely<unknown>)
+  t.match(source, /own_xid \+ 1/, 'the draw takes its id under the mutex')
+  t.match(source, /next_xid := pg_current_xact_id\(\)::text::bigint;/, 'the horizon takes its own id')
+  t.notMatch(source, /next_xid := pg_snapshot_xmax/, 'no snapshot xmax is a next_xid any more')
+  await settlesOnlyAfterEveryWriter(t, url, after)
+})
+
 postgresTest('a horizon and a link settle only once every writer that drew up to them has ended', async (t, adminUrl) => {
   const url = await createTestDatabase(t, adminUrl)
   const store = await openPostgresStore(url)
   t.teardown(() => store.close())
+  await settlesOnlyAfterEveryWriter(t, url, store)
+})
+
+async function settlesOnlyAfterEveryWriter (t: Test, url: string, store: Awaited<ReturnType<typeof openPostgresStore>>): Promise<void> {
   const order = createStampOrder(store.db)
 
   // The first writer draws and stays open: the newest transaction id, still running.
@@ -55,4 +102,4 @@ postgresTest('a horizon and a link settle only once every writer that drew up to
   while (!(await order.settled(horizon.nextXid)) && Date.now() < deadline) await sleep(20)
   t.equal(await order.settled(horizon.nextXid), true, 'settled once it committed')
   t.equal(await order.settled(secondDraw.next_xid), true, 'and so is the gap before the second draw')
-})
+}
