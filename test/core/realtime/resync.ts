@@ -5,6 +5,7 @@
 import t from 'tap'
 import type { BusEvent } from '../../../lib/core/realtime/bus.js'
 import type { MemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import type { KyselyStore } from '../../../lib/store/kysely-store.js'
 import type { TestApp } from '../../fixtures/app.js'
 import { createTestApp } from '../../fixtures/app.js'
 import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
@@ -69,4 +70,23 @@ t.test('a WebSocket subscription gets every row a resync finds, past a page of t
   t.same(pushes.map((p) => p.notification.id), written, 'every row once, in order')
   await sleep(100)
   t.equal(ws.pushes.length, 250, 'nothing twice')
+})
+
+t.test('a resync checks a wait\'s rights past the read cache: a change no event told of ends it', async (t) => {
+  const h = await createTestApp(t)
+  const networkId = (await h.request('POST', '/network', { body: { name: 'stale' } })).body.id as number
+  const device = await addDevice(h, undefined, { networkId })
+  const user = await h.createUser({ networkIds: [networkId], allDeviceTypesAvailable: true })
+  const parked = h.hub.stats.parkedPolls
+  const poll = h.request('GET', `/device/${device}/notification/poll`, { token: user.accessToken, query: { waitTimeout: 30 } })
+  await eventually(() => h.hub.stats.parkedPolls === parked + 1)
+  // The user's rows in the read cache, fresh: then its network goes past every repository (no
+  // invalidation, no revoke), as a change of another instance does while this one's bus is down.
+  t.equal((await h.request('GET', `/device/${device}`, { token: user.accessToken })).status, 200)
+  const db = (h.store as KyselyStore).db
+  await db.deleteFrom('user_networks').where('user_id', '=', user.user.id).execute()
+  await h.store.notifications.insert({ notification: 'unseen', deviceId: device, networkId, deviceTypeId: 1, parameters: null }, Date.now() + 5)
+  t.equal((await h.request('GET', `/device/${device}`, { token: user.accessToken })).status, 200, 'the cache still holds the network')
+  await doorbellOf(h).publish(RESYNC)
+  t.same((await poll).body, [], 'the poll answers [] instead of the notification of the network it lost')
 })
