@@ -208,6 +208,10 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const log = createMessageLog({
     store, bus: orderedBus, clock, channel: ordered?.channel, order: ordered?.order, onWritten: recorder.written
   })
+  // Before the router, so every listener it serves reads past what the cache held: a `revoke` or
+  // `resync` may stand for rows another instance changed (rights, assignments) without telling
+  // this store.
+  orderedBus.subscribe((event) => { if (event.kind === 'revoke' || event.kind === 'resync') store.forgetReads() })
   const router = createRouter(orderedBus)
   const presence = createPresence({ store, log, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })

@@ -60,6 +60,12 @@ export interface Store {
    * delivered exactly at commit (PostgreSQL NOTIFY). A no-op where the dialect has none.
    */
   notify(channel: string, payload: string): Promise<void>
+  /**
+   * Drops what the store keeps of earlier reads (users, assignments, devices; up to a second
+   * old): the hub calls it when a `revoke` or `resync` says another instance changed rows that
+   * its own writes never invalidated here.
+   */
+  forgetReads(): void
   close(): Promise<void>
   /**
    * Monitoring: calls `listener` with the duration of every completed query; returns the

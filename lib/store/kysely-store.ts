@@ -164,6 +164,7 @@ function build (
     async notify (channel, payload) {
       await dialect.notify?.(db, channel, payload)
     },
+    forgetReads: () => cache.invalidate(),
     observeQueries: timing.observe,
     async close () {
       if (inTransaction) return

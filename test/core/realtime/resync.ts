@@ -90,3 +90,19 @@ t.test('a resync checks a wait\'s rights past the read cache: a change no event 
   await doorbellOf(h).publish(RESYNC)
   t.same((await poll).body, [], 'the poll answers [] instead of the notification of the network it lost')
 })
+
+t.test('a revoke or a resync drops the read cache: the next request reads the rights another instance changed', async (t) => {
+  const h = await createTestApp(t)
+  const db = (h.store as KyselyStore).db
+  for (const event of [{ kind: 'revoke', what: 'rights' } as const, RESYNC]) {
+    const networkId = (await h.request('POST', '/network', { body: { name: `cache-${event.kind}` } })).body.id as number
+    const device = await addDevice(h, undefined, { networkId })
+    const user = await h.createUser({ networkIds: [networkId], allDeviceTypesAvailable: true })
+    t.equal((await h.request('GET', `/device/${device}`, { token: user.accessToken })).status, 200)
+    // Past every repository, as another instance's change is: nothing here invalidates.
+    await db.deleteFrom('user_networks').where('user_id', '=', user.user.id).execute()
+    t.equal((await h.request('GET', `/device/${device}`, { token: user.accessToken })).status, 200, `${event.kind}: the cache still holds the network`)
+    await h.hub.bus.publish(event.kind === 'revoke' ? { ...event, userId: user.user.id } : event)
+    t.equal((await h.request('GET', `/device/${device}`, { token: user.accessToken })).status, 403, `${event.kind}: read again at once`)
+  }
+})
