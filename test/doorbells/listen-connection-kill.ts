@@ -6,8 +6,11 @@
  * made up for by the resync: each wait's rights are checked again before it reads; so is a lost
  * `plugin` event: each plugin on the instance is read again.
  */
+import type { Test } from 'tap'
 import { WebSocket } from 'ws'
+import type { PostgresDoorbell } from '../../lib/doorbells/postgres-doorbell.js'
 import { DEFAULT_DOORBELL_APPLICATION_NAME } from '../../lib/doorbells/postgres-doorbell.js'
+import type { RunningServer } from '../../lib/start-server.js'
 import { startServer } from '../../lib/start-server.js'
 import { call, eventually, sleep } from '../fixtures/messaging.js'
 import { adminQuery, createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
@@ -100,16 +103,23 @@ postgresTest('a killed LISTEN connection: parked polls still get every item, cur
   }
 })
 
-postgresTest('a revoke lost with the LISTEN connection: the resync ends the waits whose rights went', async (t, adminUrl) => {
+/**
+ * Two instances over a fresh database: `server`, whose LISTEN connection a test kills (its first
+ * reconnect waits 3 s), and `other`, which writes meanwhile.
+ */
+async function twoInstances (t: Test, adminUrl: string): Promise<{ server: RunningServer, other: RunningServer, doorbell: PostgresDoorbell, admin: string }> {
   const db = await createTestDatabase(t, adminUrl)
   const server = await startServer({
     db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' }, doorbell: { reconnect: { initialDelayMs: 3000 } }
   })
   t.teardown(() => server.close())
-  const doorbell = server.doorbell!
-  const { accessToken: admin } = await server.adminTokens()
   const other = await startServer({ db, jwtSecret: 'kill-test-secret', doorbell: { applicationName: 'devicehub-doorbell-writer' } })
   t.teardown(() => other.close())
+  return { server, other, doorbell: server.doorbell!, admin: (await server.adminTokens()).accessToken }
+}
+
+postgresTest('a revoke lost with the LISTEN connection: the resync ends the waits whose rights went', async (t, adminUrl) => {
+  const { server, other, doorbell, admin } = await twoInstances(t, adminUrl)
   const base = server.url
   const networkId = (await call(`${base}/network`, admin, { method: 'POST', body: { name: 'revoked', description: null } })).body.id as number
   t.equal((await call(`${base}/device/rk-0`, admin, { method: 'PUT', body: { name: 'rk-0', networkId } })).status, 204)
@@ -138,15 +148,7 @@ postgresTest('a revoke lost with the LISTEN connection: the resync ends the wait
 })
 
 postgresTest('a plugin change lost with the LISTEN connection: the resync reads the plugin again', async (t, adminUrl) => {
-  const db = await createTestDatabase(t, adminUrl)
-  const server = await startServer({
-    db, jwtSecret: 'kill-test-secret', admin: { password: 'kill-test-password' }, doorbell: { reconnect: { initialDelayMs: 3000 } }
-  })
-  t.teardown(() => server.close())
-  const doorbell = server.doorbell!
-  const { accessToken: admin } = await server.adminTokens()
-  const other = await startServer({ db, jwtSecret: 'kill-test-secret', doorbell: { applicationName: 'devicehub-doorbell-writer' } })
-  t.teardown(() => other.close())
+  const { server, other, doorbell, admin } = await twoInstances(t, adminUrl)
   for (const id of ['pk-0', 'pk-1']) t.equal((await call(`${server.url}/device/${id}`, admin, { method: 'PUT', body: { name: id } })).status, 204)
   const plugin = (await call(`${server.url}/plugin?deviceId=pk-0&returnNotifications=true`, admin, { method: 'POST', body: { name: 'moved' } })).body
   const client = new ProxyClient(new WebSocket(`${server.url.replace(/^http/, 'ws').replace(/\/rest$/, '')}/plugin/proxy`))
