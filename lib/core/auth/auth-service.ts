@@ -365,16 +365,16 @@ function createTokenChecks ({ store, jwt, clock }: Pick<AuthServiceOptions, 'sto
    * The assignments the principal needs: none to read for an administrator with every device
    * type (the usual administrator), answered without a promise; else read from the store.
    */
-  function assignmentsOf (user: UserRecord, from: Store = store): Assignments | Promise<Assignments> {
+  function assignmentsOf (user: UserRecord): Assignments | Promise<Assignments> {
     const admin = user.role === UserRole.Administrator
     if (admin && user.allDeviceTypesAvailable) return { networkIds: [], deviceTypeIds: [] }
-    return readAssignments(user, admin, from)
+    return readAssignments(user, admin)
   }
 
-  async function readAssignments (user: UserRecord, admin: boolean, from: Store): Promise<Assignments> {
+  async function readAssignments (user: UserRecord, admin: boolean): Promise<Assignments> {
     return {
-      networkIds: admin ? [] : await from.users.networkIds(user.id),
-      deviceTypeIds: user.allDeviceTypesAvailable ? [] : await from.users.deviceTypeIds(user.id)
+      networkIds: admin ? [] : await store.users.networkIds(user.id),
+      deviceTypeIds: user.allDeviceTypesAvailable ? [] : await store.users.deviceTypeIds(user.id)
     }
   }
 
@@ -413,34 +413,34 @@ function createTokenChecks ({ store, jwt, clock }: Pick<AuthServiceOptions, 'sto
   /**
    * The principal of a verified access-token payload from what is stored now; undefined where
    * its subject is gone, not active, or its token revoked. `token` (the string) shares the
-   * object between the requests of one token. `from`: the store, or a transaction of it.
+   * object between the requests of one token.
    */
-  async function principalOf (payload: TokenPayload, token?: string, from: Store = store): Promise<Principal | undefined> {
+  async function principalOf (payload: TokenPayload, token?: string): Promise<Principal | undefined> {
     if (isUserPayload(payload)) {
-      const user = await from.users.findById(payload.u)
+      const user = await store.users.findById(payload.u)
       if (user === undefined || user.status !== UserStatus.Active) return undefined
       // Issued before a lowered role, a status leaving ACTIVE or a new password: revoked, but
       // for the one token that changed its own user's password (D11).
       if ((payload.v ?? 0) !== user.tokenVersion && (user.keptToken === undefined || user.keptToken !== tokenId(payload))) {
         return undefined
       }
-      const pending = assignmentsOf(user, from)
+      const pending = assignmentsOf(user)
       const assignments = pending instanceof Promise ? await pending : pending
       return token === undefined ? createUserPrincipal(user, payload, assignments) : userPrincipal(token, payload, user, assignments)
     }
     if (payload.tpc === '') return undefined
-    const plugin = await from.plugins.findByTopic(payload.tpc)
+    const plugin = await store.plugins.findByTopic(payload.tpc)
     if (plugin === undefined) return undefined
-    const owner = await from.users.findById(plugin.userId)
+    const owner = await store.users.findById(plugin.userId)
     if (owner === undefined || owner.status !== UserStatus.Active) return undefined
-    return createPluginPrincipal(plugin, owner, payload, await assignmentsOf(owner, from))
+    return createPluginPrincipal(plugin, owner, payload, await assignmentsOf(owner))
   }
 
-  // In a transaction, past the read cache: a change made on another instance while this one's
-  // bus was down left no invalidation here, and the cache may hold the rows from before it.
+  // Fresh rows: the hub drops the read cache at every resync before any stream hears it
+  // (devicehub.ts), so a change another instance made while this one's bus was down is seen.
   async function rightsHeld (principal: Principal): Promise<boolean> {
     if (principal.kind === 'system') return true
-    const now = await store.transaction((tx) => principalOf(principal.token, undefined, tx))
+    const now = await principalOf(principal.token)
     return now !== undefined && grantsAll(now, principal)
   }
 
