@@ -6,11 +6,15 @@
  *
  * A password comes from `--password`, else from DEVICEHUB_USER_PASSWORD, else one is generated
  * and printed once. A password change increments the user's token version: tokens issued before
- * it stop working. An unlock revives none (the lock already revoked them).
+ * it stop working, and a running server ends their open waits (subscriptions, long polls): over
+ * PostgreSQL it hears the change on its bus, on SQLite it sees another process commit to its file.
+ * An unlock revives none (the lock already revoked them).
  */
 import type { Command } from 'commander'
 import { Option } from 'commander'
 import { generatePassword, hashPassword } from '../core/auth/passwords.js'
+import { DEFAULT_HUB_CHANNEL } from '../doorbells/postgres-doorbell.js'
+import { encodeDoorbellEvent } from '../doorbells/postgres-doorbell-wire.js'
 import { formatNullableTimestamp } from '../core/time.js'
 import type { UserRecord } from '../core/users/user-ports.js'
 import { UserRole, UserStatus } from '../core/users/user-ports.js'
@@ -95,7 +99,13 @@ export function registerUserCommands (program: Command, io: CliIo, dbOption: () 
       const { password, generated } = choosePassword(options.password, io)
       await withStore(options.db, async (store) => {
         const found = await findUser(store, options.login)
-        await store.users.update(found.id, { passwordHash: await hashPassword(password), loginAttempts: 0 })
+        const passwordHash = await hashPassword(password)
+        await store.transaction(async (tx) => {
+          await tx.users.update(found.id, { passwordHash, loginAttempts: 0 })
+          // Servers on this database end the open waits of the old tokens: over PostgreSQL they
+          // hear this NOTIFY at commit; SQLite has none (a server sees the file's commit itself).
+          await tx.notify(DEFAULT_HUB_CHANNEL, encodeDoorbellEvent({ kind: 'revoke', userId: found.id, what: 'tokens', keptTokenId: '' }))
+        })
         io.out(`password of '${found.login}' changed`)
         if (generated) io.out(`password: ${password}`)
       })

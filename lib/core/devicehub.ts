@@ -212,6 +212,12 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   // `resync` may stand for rows another instance changed (rights, assignments) without telling
   // this store.
   orderedBus.subscribe((event) => { if (event.kind === 'revoke' || event.kind === 'resync') store.forgetReads() })
+  // Another process's commits ring no bell (the CLI's `user passwd` on this SQLite file): a
+  // resync makes every stream check its rights and read the log again, as after a gap.
+  const unwatchOthers = store.watchOtherWriters(() => {
+    orderedBus.publish({ kind: 'resync' })
+      .catch((error: unknown) => logger.warn({ err: error }, 'resync after another process wrote failed'))
+  })
   const router = createRouter(orderedBus)
   const presence = createPresence({ store, log, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })
@@ -269,6 +275,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     close () {
       closing ??= (async () => {
         initialisation.abandon()
+        unwatchOthers()
         waiters.releaseAll()
         pluginDelivery.close()
         await retention.stop()

@@ -66,6 +66,16 @@ export interface Store {
    * its own writes never invalidated here.
    */
   forgetReads(): void
+  /**
+   * Calls `listener` when another process may have committed to the database since it last
+   * looked, which no bus event tells (SQLite: the CLI writing the file a server runs on, seen
+   * within 250 ms); returns the function that stops it. Never where every writer publishes its
+   * own events (PostgreSQL: other instances use the bus, the CLI sends its revocations there).
+   *
+   * @example
+   * const off = store.watchOtherWriters(() => void bus.publish({ kind: 'resync' }))
+   */
+  watchOtherWriters(listener: () => void): () => void
   close(): Promise<void>
   /**
    * Monitoring: calls `listener` with the duration of every completed query; returns the

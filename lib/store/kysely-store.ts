@@ -49,6 +49,8 @@ export interface KyselyStoreOptions {
   directExecutor?: (root: QueryRunner) => DirectExecutor
   /** The dialect's live set of its connections' server process ids (`KyselyStore.sessions`). Default: none. */
   sessions?: ReadonlySet<number>
+  /** How the dialect sees other processes' commits (`Store.watchOtherWriters`). Default: never. */
+  watchOtherWriters?: (listener: () => void) => () => void
 }
 
 /**
@@ -59,7 +61,10 @@ export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, 
   const timing = createQueryTiming()
   const root = db.withPlugin(timing.plugin)
   const templates = createQueryTemplates({ timing, prefix: dialect.templatePrefix, direct: options.directExecutor?.(root) })
-  const shared: Shared = { cache: createReadCache(options.readCache), timing, templates, sessions: options.sessions ?? new Set() }
+  const shared: Shared = {
+    cache: createReadCache(options.readCache), timing, templates, sessions: options.sessions ?? new Set(),
+    watchOtherWriters: options.watchOtherWriters ?? (() => () => {})
+  }
   return build(root, dialect, undefined, shared)
 }
 
@@ -69,6 +74,7 @@ interface Shared {
   timing: QueryTiming
   templates: QueryTemplates
   sessions: ReadonlySet<number>
+  watchOtherWriters: (listener: () => void) => () => void
 }
 
 function build (
@@ -165,6 +171,7 @@ function build (
       await dialect.notify?.(db, channel, payload)
     },
     forgetReads: () => cache.invalidate(),
+    watchOtherWriters: shared.watchOtherWriters,
     observeQueries: timing.observe,
     async close () {
       if (inTransaction) return

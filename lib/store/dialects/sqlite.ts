@@ -10,6 +10,7 @@ import type { StoreDialect } from '../dialect.js'
 import type { KyselyStore } from '../kysely-store.js'
 import { createKyselyStore } from '../kysely-store.js'
 import { migrateToLatest, sqliteMigrationDialect } from '../migrations/index.js'
+import { watchOtherWriters } from './sqlite-other-writers.js'
 import { startCheckpointer } from './sqlite-checkpointer.js'
 import { directSqlite } from './sqlite-direct.js'
 import { openSqliteConnection, sqliteErrorCode } from './sqlite-driver.js'
@@ -82,12 +83,14 @@ export async function openSqliteStore (path: string, options: SqliteStoreOptions
       throw error
     }
   }
-  const store = createKyselyStore(db, sqliteDialect, { directExecutor: () => direct.executor })
+  const otherWriters = isFile ? watchOtherWriters(database) : undefined
+  const store = createKyselyStore(db, sqliteDialect, { directExecutor: () => direct.executor, watchOtherWriters: otherWriters?.watch })
   if (!isFile) return store
   const checkpointer = startCheckpointer(path)
   const close = store.close.bind(store)
   return Object.assign(store, {
     async close () {
+      otherWriters?.stop()
       // First: the main connection, closing last, checkpoints what is left and removes the log.
       await checkpointer.stop()
       await close()
