@@ -10,22 +10,13 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { join } from 'node:path'
 import { runCli } from '../fixtures/cli.js'
+import { rest as call } from '../fixtures/mqtt-sleepy.js'
 import { createTestDatabase, postgresTest } from '../fixtures/pg-database.js'
 
 async function run (args: string[]): Promise<{ code: number | null, err: string }> {
   const cli = runCli(args)
   const code = await cli.exited
   return { code, err: cli.stderr() }
-}
-
-async function call (url: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number, body: unknown }> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  const text = await res.text()
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
 }
 
 /** What a promise settled to within `ms`, or 'waiting'. */
