@@ -3,7 +3,8 @@
  * gap, or a horizon, is settled only once every writer that drew up to it has ended. A snapshot's
  * `xmax` (the earlier `next_xid`) is one past the newest transaction that ended, so a writer still
  * running held it: the ordered bus resynchronised past its stamps and readers lost its rows.
- * Migration 0017 brings a database migrated before it to these functions.
+ * Migration 0017 brings a database migrated before it to these functions. Only transactions of
+ * the store's own database count: a long write elsewhere in the cluster held every resync back.
  */
 import { sql } from 'kysely'
 import type { Kysely } from 'kysely'
@@ -97,9 +98,39 @@ async function settlesOnlyAfterEveryWriter (t: Test, url: string, store: Awaited
   t.equal(await order.settled(secondDraw.next_xid), false, 'the gap before the second draw is open while the first runs')
 
   await first.commit()
-  // Settled is cluster-wide: a transaction of another test may hold it back for a moment.
+  // Only this database's transactions count; an autovacuum worker of it may hold one a moment.
   const deadline = Date.now() + 10_000
   while (!(await order.settled(horizon.nextXid)) && Date.now() < deadline) await sleep(20)
   t.equal(await order.settled(horizon.nextXid), true, 'settled once it committed')
   t.equal(await order.settled(secondDraw.next_xid), true, 'and so is the gap before the second draw')
 }
+
+postgresTest('a transaction of another database does not hold a horizon back; one of this database does', async (t, adminUrl) => {
+  const url = await createTestDatabase(t, adminUrl)
+  const elsewhere = await createTestDatabase(t, adminUrl)
+  const store = await openPostgresStore(url)
+  t.teardown(() => store.close())
+  const order = createStampOrder(store.db)
+
+  // A write transaction of another database, open across the whole test, with an id below the horizon.
+  const other = new pg.Client({ connectionString: elsewhere })
+  await other.connect()
+  t.teardown(() => other.end())
+  await other.query('begin')
+  const otherXid = Number((await other.query('select pg_current_xact_id()::text as xid')).rows[0].xid)
+  const horizon = await order.horizon()
+  t.ok(otherXid < horizon.nextXid, 'the other database\'s transaction is older than the horizon')
+  t.equal(await order.settled(horizon.nextXid), true, 'settled: no transaction of this database runs')
+
+  // One of this database holds it back, even one that has not drawn: the check cannot tell it from a drawer.
+  const here = new pg.Client({ connectionString: url })
+  await here.connect()
+  t.teardown(() => here.end())
+  await here.query('begin')
+  await here.query('select pg_current_xact_id()')
+  const later = await order.horizon()
+  t.equal(await order.settled(later.nextXid), false, 'not settled while a transaction of this database runs')
+  await here.query('commit')
+  t.equal(await order.settled(later.nextXid), true, 'settled once it ended')
+  await other.query('commit')
+})
