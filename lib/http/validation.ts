@@ -86,34 +86,32 @@ export function installSerializer (app: FastifyInstance): void {
 }
 
 /**
- * The path of the first number that is not finite: the whole tree of a body (iterative; the
- * JSON parser already bounded its depth), the values and arrays of a querystring or params.
- * Nearly every input has none: a first walk only looks (no path built per value), and the
- * path is spelled out only for an input that has one.
+ * The path of the first number that is not finite: the whole tree of a body, the values and
+ * arrays of a querystring or params. Nearly every input has none: a first walk only looks
+ * (recursive, allocating nothing: the JSON parser bounded a body's depth at MAX_JSON_DEPTH), and
+ * the path is spelled out (iteratively) only for an input that has one.
  */
 function nonFinitePath (data: unknown, deep: boolean): string | undefined {
   return holdsNonFinite(data, deep) ? firstNonFinitePath(data, deep) : undefined
 }
 
 function holdsNonFinite (data: unknown, deep: boolean): boolean {
+  // A querystring's values and the arrays under them, not deeper (as firstNonFinitePath).
+  return holdsNonFiniteWithin(data, deep ? Number.POSITIVE_INFINITY : 1)
+}
+
+/**
+ * Whether `data` or what lies under it, down to `levels` objects below it, holds a number that
+ * is not finite. Recursive with `for…in`: no array per object (this runs on every request's body).
+ */
+function holdsNonFiniteWithin (data: unknown, levels: number): boolean {
   if (typeof data === 'number') return !Number.isFinite(data)
-  if (data === null || typeof data !== 'object') return false
-  const items: object[] = [data]
-  const depths: number[] = [0]
-  while (items.length > 0) {
-    const item = items.pop()!
-    const depth = depths.pop()!
-    // A querystring's values and the arrays under them, not deeper (as firstNonFinitePath).
-    if (!deep && depth > 1) continue
-    for (const child of Array.isArray(item) ? item as unknown[] : Object.values(item)) {
-      if (typeof child === 'number') {
-        if (!Number.isFinite(child)) return true
-      } else if (child !== null && typeof child === 'object') {
-        items.push(child)
-        depths.push(depth + 1)
-      }
-    }
+  if (data === null || typeof data !== 'object' || levels < 0) return false
+  if (Array.isArray(data)) {
+    for (let i = 0; i < data.length; i++) if (holdsNonFiniteWithin(data[i], levels - 1)) return true
+    return false
   }
+  for (const key in data) if (holdsNonFiniteWithin((data as Record<string, unknown>)[key], levels - 1)) return true
   return false
 }
 
