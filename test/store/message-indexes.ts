@@ -9,6 +9,7 @@ import { Kysely, Migrator, SqliteDialect, sql } from 'kysely'
 import { openSqliteConnection } from '../../lib/store/dialects/sqlite-driver.js'
 import { createMigrationProvider, migrateToLatest, sqliteMigrationDialect } from '../../lib/store/migrations/index.js'
 import { pruneMessages, purgeDeviceHistory } from '../../lib/store/repositories/message-clock.js'
+import { openSqliteStore } from '../../lib/store/dialects/sqlite.js'
 import { planOf, recordingDatabase } from '../fixtures/sqlite-plans.js'
 
 async function indexes (db: Kysely<unknown>): Promise<string[]> {
@@ -54,4 +55,73 @@ t.test('retention and device purges look their rows up in an index: no scan of t
       t.notMatch(details, new RegExp(`SCAN ${table}|TEMP B-TREE`), `${table}: neither scans nor sorts (${details})`)
     }
   }
+})
+
+t.test('0018: messages are pruned by their last stamp, rows written before it by stored_at; no full stored_at index', async (t) => {
+  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openSqliteConnection(':memory:') }) })
+  t.teardown(() => db.destroy())
+  const migrator = new Migrator({ db, provider: createMigrationProvider(sqliteMigrationDialect), migrationTableName: 'devicehub_migrations', migrationLockTableName: 'devicehub_migrations_lock' })
+  t.equal((await migrator.migrateTo('0017-draw-xid')).error, undefined)
+  const DAY = 86_400_000
+  const now = Date.UTC(2024, 0, 31)
+  const cutoff = now - 30 * DAY
+  const write = {
+    notifications: (name: string, storedAt: number | null, stamp: number): Promise<unknown> => sql`insert into notifications
+      (device_id, network_id, device_type_id, notification, parameters, timestamp, stored_at, clock_ts)
+      values ('d', 1, 1, ${name}, null, ${stamp}, ${storedAt}, ${stamp})`.execute(db),
+    commands: (name: string, storedAt: number | null, stamp: number): Promise<unknown> => sql`insert into commands
+      (device_id, network_id, device_type_id, command, timestamp, last_updated, clock_ts, stored_at)
+      values ('d', 1, 1, ${name}, ${stamp}, ${stamp}, ${stamp}, ${storedAt})`.execute(db)
+  }
+  for (const table of ['notifications', 'commands'] as const) {
+    // Written before 0018: stored_at is the write time; before 0004 the stamp was the client's timestamp.
+    await write[table]('legacy-old-future-stamp', now - 60 * DAY, Date.UTC(9999, 0, 1))
+    await write[table]('legacy-new-1970-stamp', now - DAY, 0)
+    await write[table]('before-0002', null, now - 60 * DAY)
+  }
+  t.equal((await migrator.migrateToLatest()).error, undefined)
+
+  for (const table of ['notifications', 'commands'] as const) {
+    const all = await sql<{ name: string, sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = ${table}`.execute(db)
+    t.notOk(all.rows.some((r) => r.name === `${table}_stored_at_idx`), `${table}: the full stored_at index is gone`)
+    t.match(all.rows.find((r) => r.name === `${table}_stored_at_legacy_idx`)?.sql, /where "stored_at" is not null/i, `${table}: a partial index holds the older rows`)
+    // Written after 0018 (as the repositories write them): no stored_at, the stamp says when.
+    await write[table]('new-old', null, cutoff - 2_000)
+    await write[table]('new-inside-the-window', null, cutoff - 500)
+    await write[table]('new-recent', null, now)
+
+    t.equal(await pruneMessages(db as never, table, cutoff, 100), 3)
+    const name = table === 'commands' ? 'command' : 'notification'
+    const left = await sql<{ name: string }>`select ${sql.ref(name)} as name from ${sql.table(table)} order by id`.execute(db)
+    t.same(left.rows.map((r) => r.name), ['legacy-new-1970-stamp', 'new-inside-the-window', 'new-recent'],
+      `${table}: gone, a legacy row by its write time, a pre-0002 row and a new one by stamp; kept, a stamp less than the client window before the cutoff`)
+  }
+
+  t.equal((await migrator.migrateTo('0017-draw-xid')).error, undefined)
+  for (const table of ['notifications', 'commands'] as const) {
+    const restored = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table}`.execute(db)
+    t.ok(restored.rows.some((r) => r.name === `${table}_stored_at_idx`), `${table}: down builds the full index again`)
+    const unset = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where stored_at is null`.execute(db)
+    t.equal(Number(unset.rows[0]!.n), 0, `${table}: and gives rows written since their stamp as stored_at`)
+  }
+})
+
+t.test('0018: an update takes a command stored before it out of the partial index; writes leave stored_at empty', async (t) => {
+  const store = await openSqliteStore(':memory:')
+  t.teardown(() => store.close())
+  const db = store.db as unknown as Kysely<unknown>
+  const networkId = await store.networks.insert({ name: 'n', description: null })
+  const deviceTypeId = await store.deviceTypes.insert({ name: 't', description: null })
+  await store.devices.insert({ id: 'd', name: 'd', data: null, networkId, deviceTypeId, isBlocked: false })
+  const base = { deviceId: 'd', networkId, deviceTypeId, parameters: null }
+  const notification = await store.notifications.insert({ ...base, notification: 'n' }, Date.now())
+  const command = await store.commands.insert({ ...base, command: 'c', userId: null, lifetime: null, status: null, result: null }, Date.now())
+  const storedAt = async (table: string, id: number): Promise<unknown> =>
+    (await sql<{ stored_at: unknown }>`select stored_at from ${sql.table(table)} where id = ${id}`.execute(db)).rows[0]!.stored_at
+  t.equal(await storedAt('notifications', notification.id), null, 'a notification insert leaves it empty')
+  t.equal(await storedAt('commands', command.id), null, 'a command insert leaves it empty')
+  // As if stored before 0018.
+  await sql`update commands set stored_at = 1 where id = ${command.id}`.execute(db)
+  await store.commands.update('d', command.id, { status: 'Done' }, Date.now())
+  t.equal(await storedAt('commands', command.id), null, 'an update empties it: the row goes by its last_updated now')
 })

@@ -22,6 +22,7 @@ import { mqttSessionLeasesMigration } from './0014-mqtt-session-leases.js'
 import { presenceSweepIndexMigration } from './0015-presence-sweep-index.js'
 import { mqttSessionDeadlineIndexMigration } from './0016-mqtt-session-deadline-index.js'
 import { drawXidMigration } from './0017-draw-xid.js'
+import { purgeByStampMigration } from './0018-purge-by-stamp.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -46,7 +47,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0014-mqtt-session-leases': mqttSessionLeasesMigration(),
         '0015-presence-sweep-index': presenceSweepIndexMigration(),
         '0016-mqtt-session-deadline-index': mqttSessionDeadlineIndexMigration(),
-        '0017-draw-xid': drawXidMigration(dialect)
+        '0017-draw-xid': drawXidMigration(dialect),
+        '0018-purge-by-stamp': purgeByStampMigration()
       }
     }
   }

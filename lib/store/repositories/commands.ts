@@ -86,11 +86,11 @@ export function createCommandRepository (
             last_updated: slot(9),
             is_updated: slot(10),
             clock_ts: slot(9),
-            stored_at: slot(11),
+            // No `stored_at`: commands are pruned by `last_updated` (migration 0018).
             device_key: currentDeviceKey(slot(1))
           }).returning('id'),
           values: [c.command, c.deviceId, c.networkId, c.deviceTypeId, c.userId, encodeJson(c.parameters), c.lifetime, c.status,
-            encodeJson(c.result), timestamp, encodeBool(false), now]
+            encodeJson(c.result), timestamp, encodeBool(false)]
         }) as Array<{ id: number }>
         if (row === undefined) throw new Error('a command insert returned no row')
         // Built from the input: reading every column back and decoding its JSON again cost more.
@@ -117,12 +117,11 @@ export function createCommandRepository (
             ...(parameters ? { parameters: slot(2) } : {}),
             last_updated: slot(3),
             is_updated: slot(4),
-            stored_at: slot(5)
-          }).where('id', '=', slot(6)).where('device_key', '=', currentDeviceKey(slot(7)))
+            // Out of the partial index of rows stored before migration 0018: pruned by `last_updated` now.
+            stored_at: sql<null>`null`
+          }).where('id', '=', slot(5)).where('device_key', '=', currentDeviceKey(slot(6)))
             .returningAll(),
-          values: [
-            patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), now, id, deviceId
-          ]
+          values: [patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), id, deviceId]
         }) as CommandRow[]
         return row === undefined ? undefined : toCommandRecord(row)
       })

@@ -6,6 +6,7 @@ import type { Kysely, RawBuilder, SqlBool } from 'kysely'
 import { sql } from 'kysely'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
 import { SYSTEM_NOTIFICATIONS } from '../../core/realtime/message-filter.js'
+import { CLIENT_TIMESTAMP_WINDOW_MS } from '../../core/realtime/client-timestamp.js'
 import type { Database } from '../database.js'
 import type { QueryTemplates, SlotOf, TemplateCall, TemplateSteps } from '../query-templates.js'
 
@@ -130,21 +131,24 @@ export async function purgeDeviceHistory (
 }
 
 /**
- * Deletes up to `batch` rows last written before `before` (by `stored_at`; rows from before
- * migration 0002 by their own timestamp column). Unordered, so both conditions are looked up in
- * the `stored_at` index (SQLite's multi-index OR): ordered by `id`, SQLite walked the table in id
- * order instead, and the last batch of every pass, which finds fewer rows than it may take, read
- * all of it (55 ms per million rows, on the event loop, every pass and table).
+ * Deletes up to `batch` rows last written before `before`, by their last stamp (migration 0018:
+ * no write maintains a `stored_at` index): `clock_ts` of a notification, `last_updated` of a
+ * command. A stamp is at most {@link CLIENT_TIMESTAMP_WINDOW_MS} before its write, so a row
+ * stamped that much before `before` was written before it. Rows written before 0018 keep their
+ * `stored_at` and go by it, through the partial index that holds only them. Unordered, so each
+ * condition is looked up in its index (SQLite's multi-index OR): ordered by `id`, SQLite walked
+ * the table in id order instead, and the last batch of every pass, which finds fewer rows than it
+ * may take, read all of it (55 ms per million rows, on the event loop, every pass and table).
  */
 export async function pruneMessages (
   db: Kysely<Database>, table: 'commands' | 'notifications', before: number, batch: number
 ): Promise<number> {
   const m = messaging(db)
-  const fallback = table === 'commands' ? 'last_updated' : 'timestamp'
+  const stamp = table === 'commands' ? 'last_updated' : 'clock_ts'
   const ids = await m.selectFrom(table).select('id')
     .where((eb) => eb.or([
       eb('stored_at', '<', before),
-      eb.and([eb('stored_at', 'is', null), eb(fallback, '<', before)])
+      eb.and([eb('stored_at', 'is', null), eb(stamp, '<', before - CLIENT_TIMESTAMP_WINDOW_MS)])
     ]))
     .limit(batch).execute()
   if (ids.length === 0) return 0

@@ -39,14 +39,17 @@ export function toNotificationRecord (row: NotificationRow): NotificationRecord 
 }
 
 /** Values per row of a notification insert (see notificationValues). */
-const INSERT_COLUMNS = 7
+const INSERT_COLUMNS = 6
 /**
  * The most rows per insert statement: one template per row count up to it (compiled once each,
  * within the statement cache's 256), so a batch takes one statement up to it.
  */
 const MAX_CHUNK = 64
 
-/** One row of an insert, its values at `base` .. `base + INSERT_COLUMNS - 1` (the stamp twice, as timestamp and clock_ts). */
+/**
+ * One row of an insert, its values at `base` .. `base + INSERT_COLUMNS - 1` (the stamp twice, as
+ * timestamp and clock_ts). No `stored_at`: notifications are pruned by stamp (migration 0018).
+ */
 function notificationValues (slot: SlotOf, base: number): InsertObject<MessagingDatabase, 'notifications'> {
   return {
     notification: slot(base),
@@ -56,7 +59,6 @@ function notificationValues (slot: SlotOf, base: number): InsertObject<Messaging
     parameters: slot(base + 4),
     timestamp: slot(base + 5),
     clock_ts: slot(base + 5),
-    stored_at: slot(base + 6),
     device_key: currentDeviceKey(slot(base + 1))
   }
 }
@@ -75,11 +77,11 @@ export function createNotificationRepository (
    * parameters again cost more than the insert itself (issue #26).
    */
   function * insertChunk (list: readonly NewNotification[], start: number, size: number,
-    first: number, now: number): TemplateSteps<NotificationRecord[]> {
+    first: number): TemplateSteps<NotificationRecord[]> {
     const values: unknown[] = []
     for (let i = start; i < start + size; i++) {
       const n = list[i]!
-      values.push(n.notification, n.deviceId, n.networkId, n.deviceTypeId, encodeJson(n.parameters), first + i, now)
+      values.push(n.notification, n.deviceId, n.networkId, n.deviceTypeId, encodeJson(n.parameters), first + i)
     }
     // `or fail`: SQLite keeps a statement journal (a copy of every page the statement changes,
     // spilled to a temporary file) for a multi-row insert that may abort, so that an abort can undo
@@ -102,7 +104,7 @@ export function createNotificationRepository (
         // The clock first: its row lock orders concurrent writers (R9). The stamp is the
         // timestamp, a client's kept only when the clock can take it (issue #23).
         const timestamp = stampOf(yield clockStep(db, clockReading(n.timestamp, now)))
-        const [record] = yield * insertChunk([n], 0, 1, timestamp, now)
+        const [record] = yield * insertChunk([n], 0, 1, timestamp)
         return record!
       })
     },
@@ -117,7 +119,7 @@ export function createNotificationRepository (
         const records: NotificationRecord[] = []
         for (let start = 0; start < list.length;) {
           const size = Math.min(MAX_CHUNK, list.length - start)
-          records.push(...yield * insertChunk(list, start, size, first, now))
+          records.push(...yield * insertChunk(list, start, size, first))
           start += size
         }
         return records

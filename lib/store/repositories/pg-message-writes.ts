@@ -41,11 +41,10 @@ type DrawKind = 'notification' | 'command' | 'update'
 /** One input column: its name and its PostgreSQL type. */
 type InputColumn = readonly [name: string, type: string]
 
-/** Values every write statement takes first, before its input rows: slots 0, 1 and 2. */
-const NOW = 0
-const READING = 1
-const COUNT = 2
-const FIRST_INPUT = 3
+/** Values every write statement takes first, before its input rows: slots 0 and 1. */
+const READING = 0
+const COUNT = 1
+const FIRST_INPUT = 2
 
 /** Batches up to this many rows travel as values, larger ones as arrays (see `inputRows`). */
 const VALUES_UP_TO = 3
@@ -325,7 +324,7 @@ export async function pgInsertNotifications (
 ): Promise<NotificationRecord[]> {
   if (list.length === 0) return []
   const parameters = list.map((n) => encodeJson(n.parameters))
-  const values = [now, batchClockReading(list, now), list.length, ...inputValues([
+  const values = [batchClockReading(list, now), list.length, ...inputValues([
     list.map((n) => n.notification), list.map((n) => n.deviceId), list.map((n) => n.networkId),
     list.map((n) => n.deviceTypeId), parameters]),
   ...packsFor(ring, list.length, () => list.map((n, i) => notificationEventRow(n, parameters[i] ?? null)))]
@@ -335,10 +334,9 @@ export async function pgInsertNotifications (
     ), d as (${draw('notification', slot(COUNT), slot(READING), ring)}),
     w as (
       insert into notifications (id, notification, device_id, network_id, device_type_id, parameters, timestamp, clock_ts,
-        stored_at, device_key)
+        device_key)
       select d.first_id + i.ord - 1, i.notification, i.device_id, i.network_id, i.device_type_id, i.parameters,
-        d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint,
-        ${currentDeviceKey(sql.ref('i.device_id'))}
+        d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, ${currentDeviceKey(sql.ref('i.device_id'))}
       from input i cross join d order by i.ord
       ${insertReturning(ring, list.length)}
     )${insertRinging(ring, list.length, 'notification', NOTIFICATION_RECORD, slot, afterInput(NOTIFICATION_INPUT, list.length))}`),
@@ -364,7 +362,7 @@ export async function pgInsertCommands (
   if (list.length === 0) return []
   const parameters = list.map((c) => encodeJson(c.parameters))
   const results = list.map((c) => encodeJson(c.result))
-  const values = [now, batchClockReading(list, now), list.length, ...inputValues([
+  const values = [batchClockReading(list, now), list.length, ...inputValues([
     list.map((c) => c.command), list.map((c) => c.deviceId), list.map((c) => c.networkId), list.map((c) => c.deviceTypeId),
     list.map((c) => c.userId), parameters, list.map((c) => c.lifetime), list.map((c) => c.status), results]),
   ...packsFor(ring, list.length, () => list.map((c, i) => commandEventRow(c, parameters[i] ?? null, results[i] ?? null)))]
@@ -374,10 +372,10 @@ export async function pgInsertCommands (
     ), d as (${draw('command', slot(COUNT), slot(READING), ring)}),
     w as (
       insert into commands (id, command, device_id, network_id, device_type_id, user_id, parameters, lifetime, status, result,
-        timestamp, last_updated, is_updated, clock_ts, stored_at, device_key)
+        timestamp, last_updated, is_updated, clock_ts, device_key)
       select d.first_id + i.ord - 1, i.command, i.device_id, i.network_id, i.device_type_id, i.user_id, i.parameters, i.lifetime,
         i.status, i.result, d.first_stamp + i.ord - 1, d.first_stamp + i.ord - 1, 0,
-        d.first_stamp + i.ord - 1, ${slot(NOW)}::bigint, ${currentDeviceKey(sql.ref('i.device_id'))}
+        d.first_stamp + i.ord - 1, ${currentDeviceKey(sql.ref('i.device_id'))}
       from input i cross join d order by i.ord
       ${insertReturning(ring, list.length)}
     )${insertRinging(ring, list.length, 'command', COMMAND_RECORD, slot, afterInput(COMMAND_INPUT, list.length))}`), values)
@@ -412,7 +410,7 @@ export async function pgUpdateCommands (
 ): Promise<Array<CommandRecord | undefined>> {
   if (list.length === 0) return []
   // The update's draw counts the rows it found (`m`), and the clock is read at `now`.
-  const values = [now, now, list.length, ...inputValues([
+  const values = [now, list.length, ...inputValues([
     list.map((u) => u.deviceId), list.map((u) => u.id),
     list.map((u) => u.patch.status ?? null), list.map((u) => u.patch.status !== undefined),
     list.map((u) => u.patch.result === undefined ? null : encodeJson(u.patch.result)), list.map((u) => u.patch.result !== undefined),
@@ -435,7 +433,7 @@ export async function pgUpdateCommands (
         status = case when m.set_status then m.status else c.status end,
         result = case when m.set_result then m.result else c.result end,
         parameters = case when m.set_parameters then m.parameters else c.parameters end,
-        last_updated = d.first_stamp + m.k - 1, is_updated = 1, stored_at = ${slot(NOW)}::bigint
+        last_updated = d.first_stamp + m.k - 1, is_updated = 1, stored_at = null
       from m cross join d
       where c.id = m.id
       returning c.*, m.ord

@@ -14,12 +14,13 @@ t.test('prunes commands and notifications older than the retention, in batches',
   await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   const base = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
   const longAgo = Date.UTC(2023, 11, 1)
-  // Written 61 days before `now`: pruned. Retention counts from the server's write time.
+  // Written 61 days before `now`: pruned. Retention counts from the server's write time (by the
+  // stamp of each row's last write, which follows the clock: the writes go in time order).
   for (let i = 0; i < 25; i++) await store.notifications.insert({ ...base, notification: 'old' }, longAgo + i)
+  const oldCommand = await store.commands.insert({ ...base, command: 'old', userId: null, lifetime: null, status: null, result: null }, longAgo + 30)
+  const touched = await store.commands.insert({ ...base, command: 'touched', userId: null, lifetime: null, status: null, result: null }, longAgo + 31)
   const kept = await store.notifications.insert({ ...base, notification: 'new' }, Date.UTC(2024, 0, 30))
   const unsetClock = await store.notifications.insert({ ...base, notification: 'rtc-not-set', timestamp: 0 }, now)
-  const oldCommand = await store.commands.insert({ ...base, command: 'old', userId: null, lifetime: null, status: null, result: null }, longAgo)
-  const touched = await store.commands.insert({ ...base, command: 'touched', userId: null, lifetime: null, status: null, result: null }, longAgo)
   await store.commands.update('d', touched.id, { status: 'Done' }, now)
 
   const pruner = createRetentionPruner({ store, clock: { now: () => now }, logger: silentLogger, retentionMs: 30 * DAY, batchSize: 10 })
