@@ -23,25 +23,35 @@ export const NUMBER_NOT_FINITE = 'Numbers must be finite'
 /**
  * Checks a JSON value before it is stored: at most {@link MAX_JSON_DEPTH} levels of nesting and
  * only finite numbers (JSON.parse turns `1e400` into Infinity, which no column or reader
- * survives). Iterative, so a hostile depth cannot overflow the stack here.
+ * survives). Recursive, allocating nothing (it runs on every message's parameters), and it stops
+ * at the depth limit, so a hostile depth cannot overflow the stack here.
  *
  * @example
  * checkJsonValue({ a: [1, 2] }) // ok
  * checkJsonValue({ a: Infinity }) // throws 400 'Numbers must be finite'
  */
 export function checkJsonValue (value: unknown): void {
-  const stack: Array<[unknown, number]> = [[value, 1]]
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop()!
-    if (typeof item === 'number') {
-      if (!Number.isFinite(item)) throw badRequest(NUMBER_NOT_FINITE)
-    } else if (item !== null && typeof item === 'object') {
-      if (depth > MAX_JSON_DEPTH) throw badRequest(JSON_TOO_DEEP)
-      for (const child of Array.isArray(item) ? item : Object.values(item)) {
-        if (child !== null && (typeof child === 'object' || typeof child === 'number')) stack.push([child, depth + 1])
-      }
+  const fault = jsonFault(value, 1)
+  if (fault !== undefined) throw badRequest(fault)
+}
+
+/** The message of the first rule `value` breaks, its nesting counted from `depth`; undefined if none. */
+function jsonFault (value: unknown, depth: number): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : NUMBER_NOT_FINITE
+  if (value === null || typeof value !== 'object') return undefined
+  if (depth > MAX_JSON_DEPTH) return JSON_TOO_DEEP
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const fault = jsonFault(value[i], depth + 1)
+      if (fault !== undefined) return fault
     }
+    return undefined
   }
+  for (const key in value) {
+    const fault = jsonFault((value as Record<string, unknown>)[key], depth + 1)
+    if (fault !== undefined) return fault
+  }
+  return undefined
 }
 
 /**

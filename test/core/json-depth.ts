@@ -3,7 +3,7 @@
  * no longer than the limit is not scanned (it cannot be deeper), so the edges must still hold.
  */
 import t from 'tap'
-import { JSON_TOO_DEEP, MAX_JSON_DEPTH, jsonTooDeep } from '../../lib/core/validation.js'
+import { JSON_TOO_DEEP, MAX_JSON_DEPTH, NUMBER_NOT_FINITE, checkJsonValue, jsonTooDeep } from '../../lib/core/validation.js'
 import { readFrame } from '../../lib/http/inbound-frame.js'
 
 const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
@@ -23,4 +23,18 @@ t.test('readFrame: nested and oversized frames are refused before parsing', asyn
   t.match(readFrame('[[[1]]]', { maxBytes: 1024, maxDepth: 2 }), { kind: 'too-deep' })
   t.match(readFrame(Buffer.alloc(2048, 0x20), { maxBytes: 1024 }), { kind: 'too-big', bytes: 2048 })
   t.match(readFrame('{"value":21.5}', { maxBytes: 1024 }), { kind: 'json', value: { value: 21.5 } })
+})
+
+t.test('checkJsonValue: the depth limit, finite numbers, and no stack overflow on a value built deeper than any parser allows', async (t) => {
+  const nestedValue = (depth: number, inner: unknown = 1): unknown => {
+    let value: unknown = inner
+    for (let i = 0; i < depth; i++) value = i % 2 === 0 ? [value] : { k: value }
+    return value
+  }
+  t.doesNotThrow(() => checkJsonValue(nestedValue(MAX_JSON_DEPTH)), `${MAX_JSON_DEPTH} levels pass`)
+  t.throws(() => checkJsonValue(nestedValue(MAX_JSON_DEPTH + 1)), { message: JSON_TOO_DEEP }, `${MAX_JSON_DEPTH + 1} are refused`)
+  t.throws(() => checkJsonValue(nestedValue(1_000_000)), { message: JSON_TOO_DEEP }, 'a million levels: refused, not a RangeError')
+  t.throws(() => checkJsonValue({ a: [1, { b: Number.POSITIVE_INFINITY }] }), { message: NUMBER_NOT_FINITE })
+  t.throws(() => checkJsonValue({ a: Number.NaN }), { message: NUMBER_NOT_FINITE })
+  t.doesNotThrow(() => checkJsonValue({ a: [1, 'x', null, true, { b: -0.5 }] }))
 })
