@@ -35,6 +35,26 @@ export function checkJsonValue (value: unknown): void {
   if (fault !== undefined) throw badRequest(fault)
 }
 
+/**
+ * Whether `value`, or what lies under it down to `levels` objects below it, holds a number that
+ * is not finite. Recursive, allocating nothing: for values whose depth a parser already bounded
+ * (HTTP bodies and querystrings); {@link checkJsonValue} also bounds the depth itself.
+ *
+ * @example
+ * holdsNonFinite({ a: [1, Infinity] }, Number.POSITIVE_INFINITY) // true
+ * holdsNonFinite({ a: [[Infinity]] }, 1) // false: not looked at that deep
+ */
+export function holdsNonFinite (value: unknown, levels: number): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value)
+  if (value === null || typeof value !== 'object' || levels < 0) return false
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (holdsNonFinite(value[i], levels - 1)) return true
+    return false
+  }
+  for (const key in value) if (holdsNonFinite((value as Record<string, unknown>)[key], levels - 1)) return true
+  return false
+}
+
 /** The message of the first rule `value` breaks, its nesting counted from `depth`; undefined if none. */
 function jsonFault (value: unknown, depth: number): string | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : NUMBER_NOT_FINITE

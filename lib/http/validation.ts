@@ -18,7 +18,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyInstance, FastifySchema, FastifySchemaValidationError, preValidationHookHandler } from 'fastify'
 import { normaliseInput } from '../core/lenient-input.js'
-import { NUMBER_NOT_FINITE } from '../core/validation.js'
+import { NUMBER_NOT_FINITE, holdsNonFinite } from '../core/validation.js'
 import { routeHooks } from './route-hooks.js'
 import { ErrorBody } from './schemas.js'
 
@@ -92,27 +92,8 @@ export function installSerializer (app: FastifyInstance): void {
  * the path is spelled out (iteratively) only for an input that has one.
  */
 function nonFinitePath (data: unknown, deep: boolean): string | undefined {
-  return holdsNonFinite(data, deep) ? firstNonFinitePath(data, deep) : undefined
-}
-
-function holdsNonFinite (data: unknown, deep: boolean): boolean {
   // A querystring's values and the arrays under them, not deeper (as firstNonFinitePath).
-  return holdsNonFiniteWithin(data, deep ? Number.POSITIVE_INFINITY : 1)
-}
-
-/**
- * Whether `data` or what lies under it, down to `levels` objects below it, holds a number that
- * is not finite. Recursive with `for…in`: no array per object (this runs on every request's body).
- */
-function holdsNonFiniteWithin (data: unknown, levels: number): boolean {
-  if (typeof data === 'number') return !Number.isFinite(data)
-  if (data === null || typeof data !== 'object' || levels < 0) return false
-  if (Array.isArray(data)) {
-    for (let i = 0; i < data.length; i++) if (holdsNonFiniteWithin(data[i], levels - 1)) return true
-    return false
-  }
-  for (const key in data) if (holdsNonFiniteWithin((data as Record<string, unknown>)[key], levels - 1)) return true
-  return false
+  return holdsNonFinite(data, deep ? Number.POSITIVE_INFINITY : 1) ? firstNonFinitePath(data, deep) : undefined
 }
 
 function firstNonFinitePath (data: unknown, deep: boolean): string | undefined {

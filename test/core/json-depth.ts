@@ -3,7 +3,7 @@
  * no longer than the limit is not scanned (it cannot be deeper), so the edges must still hold.
  */
 import t from 'tap'
-import { JSON_TOO_DEEP, MAX_JSON_DEPTH, NUMBER_NOT_FINITE, checkJsonValue, jsonTooDeep } from '../../lib/core/validation.js'
+import { JSON_TOO_DEEP, MAX_JSON_DEPTH, NUMBER_NOT_FINITE, checkJsonValue, holdsNonFinite, jsonTooDeep } from '../../lib/core/validation.js'
 import { readFrame } from '../../lib/http/inbound-frame.js'
 
 const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
@@ -37,4 +37,12 @@ t.test('checkJsonValue: the depth limit, finite numbers, and no stack overflow o
   t.throws(() => checkJsonValue({ a: [1, { b: Number.POSITIVE_INFINITY }] }), { message: NUMBER_NOT_FINITE })
   t.throws(() => checkJsonValue({ a: Number.NaN }), { message: NUMBER_NOT_FINITE })
   t.doesNotThrow(() => checkJsonValue({ a: [1, 'x', null, true, { b: -0.5 }] }))
+})
+
+t.test('holdsNonFinite: the whole tree, or only down to the levels asked (a querystring: its values and their arrays)', async (t) => {
+  t.ok(holdsNonFinite({ a: { b: [1, Number.NEGATIVE_INFINITY] } }, Number.POSITIVE_INFINITY))
+  t.notOk(holdsNonFinite({ a: { b: [1, 2.5] }, c: 'x', d: null }, Number.POSITIVE_INFINITY))
+  t.ok(holdsNonFinite({ a: [Number.NaN] }, 1), 'an array under a value is looked at')
+  t.notOk(holdsNonFinite({ a: [[Number.NaN]] }, 1), 'deeper is not')
+  t.ok(holdsNonFinite(Number.POSITIVE_INFINITY, 0))
 })

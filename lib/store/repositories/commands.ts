@@ -121,7 +121,9 @@ export function createCommandRepository (
             stored_at: sql<null>`null`
           }).where('id', '=', slot(5)).where('device_key', '=', currentDeviceKey(slot(6)))
             .returningAll(),
-          values: [patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), id, deviceId]
+          values: [
+            patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), id, deviceId
+          ]
         }) as CommandRow[]
         return row === undefined ? undefined : toCommandRecord(row)
       })
