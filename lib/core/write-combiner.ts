@@ -27,6 +27,13 @@ export interface WriteCombinerOptions<I> {
    * batch nor in two batches in flight at once; a batch ends at the first that would be.
    */
   keyOf?(item: I): unknown
+  /**
+   * With `concurrency` above 1: a batch in flight of at least this many calls keeps the other
+   * lanes shut (default: never). Under load, calls then queue behind that batch and go out
+   * together next, fewer and larger statements; at light load a call still need not wait for
+   * another batch's commit.
+   */
+  crowdedAt?: number
 }
 
 interface Pending<I, O> {
@@ -50,6 +57,9 @@ export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, op
   const queue: Array<Pending<I, O>> = []
   const concurrency = Math.max(1, options.concurrency ?? 1)
   let active = 0
+  const crowdedAt = options.crowdedAt ?? Number.POSITIVE_INFINITY
+  /** Batches in flight of at least `crowdedAt` calls. */
+  let crowded = 0
   let scheduled = false
   /** How many writes of each key (`keyOf`) the batches in flight hold. */
   const writing = new Map<unknown, number>()
@@ -115,17 +125,23 @@ export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, op
    * another lane is writing (that lane takes it once its batch is done).
    */
   async function lane (first: Batch<I, O>): Promise<void> {
-    for (let batch: Batch<I, O> | undefined = first; batch !== undefined; batch = next()) {
+    for (let batch: Batch<I, O> | undefined = first; batch !== undefined; batch = open() ? next() : undefined) {
+      const big = batch.calls.length >= crowdedAt
+      if (big) crowded++
       await writeBatch(batch)
+      if (big) crowded--
       finished(batch)
     }
     active--
   }
 
+  /** Whether a lane may take a batch now: it is the only one, or no batch in flight is crowded. */
+  const open = (): boolean => crowded === 0 || active === 1
+
   /** Starts lanes for what is queued, up to `concurrency`. */
   function start (): void {
     scheduled = false
-    while (active < concurrency) {
+    while (active < concurrency && (active === 0 || crowded === 0)) {
       const batch = next()
       if (batch === undefined) return
       active++

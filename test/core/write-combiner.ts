@@ -161,6 +161,44 @@ t.test('concurrency: up to N batches in flight; calls beyond wait and go out tog
   t.equal(most, 2, 'never more than two at once')
 })
 
+t.test('crowdedAt: a crowded batch in flight keeps the other lanes shut; small batches spread again', async (t) => {
+  const releases: Array<() => void> = []
+  const batches: number[][] = []
+  let inFlight = 0
+  let most = 0
+  const combiner = createWriteCombiner(async (items: number[]) => {
+    batches.push([...items])
+    inFlight++
+    most = Math.max(most, inFlight)
+    await new Promise<void>((resolve) => releases.push(resolve))
+    inFlight--
+    return items.map((n) => n * 10)
+  }, { maxBatch: 10, concurrency: 2, crowdedAt: 3 })
+  const crowd = [1, 2, 3].map(async (n) => await combiner.write(n))
+  await turn()
+  const queued = [4, 5, 6, 7].map(async (n) => await combiner.write(n))
+  await turn()
+  t.same(batches, [[1, 2, 3]], 'no second lane beside a batch of crowdedAt calls')
+  releases.shift()!()
+  t.same(await Promise.all(crowd), [10, 20, 30])
+  await turn()
+  t.same(batches, [[1, 2, 3], [4, 5, 6, 7]], 'the calls that waited go out as one batch')
+  const small = combiner.write(8)
+  await turn()
+  t.same(batches.length, 2, 'still shut: the batch in flight is crowded')
+  releases.shift()!()
+  t.same(await Promise.all(queued), [40, 50, 60, 70])
+  await turn()
+  t.same(batches[2], [8], 'the next call goes out alone')
+  const beside = combiner.write(9)
+  await turn()
+  t.same(batches[3], [9], 'beside a small batch a second lane opens')
+  t.equal(most, 2)
+  releases.shift()!()
+  releases.shift()!()
+  t.same(await Promise.all([small, beside]), [80, 90])
+})
+
 t.test('keyOf: writes of one key keep call order, never in one batch nor in two lanes at once', async (t) => {
   interface Item { id: string, n: number }
   const releases: Array<() => void> = []
