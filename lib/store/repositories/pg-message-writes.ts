@@ -264,10 +264,10 @@ export const PG_WRITE_LANES = 2
 
 /**
  * A statement in flight of this many rows or more keeps the second lane shut (`crowdedAt`): under
- * load the next rows wait for it and go out together. Two lanes of ~16-row notification inserts
- * cost devicehub and the database more per row than one lane of ~30 (issue #26, stop 56: (a) on
- * PostgreSQL 0.46 -> 0.55, devicehub's CPU per insert down by a quarter); the paced round trip's
- * batches of one or two keep both lanes.
+ * load the next rows wait for it and go out together: fewer, larger statements, less CPU per row
+ * in devicehub and in the database (issue #26, stop 56: (a) on PostgreSQL, bare's CPU per insert
+ * over devicehub's 0.56 -> 0.60, medians of 5 alternated runs; the rate, bound by the statements'
+ * latency, unchanged). The paced round trip's batches of one or two keep both lanes.
  */
 export const PG_WRITE_CROWDED = 8
 
