@@ -1,4 +1,7 @@
-/** Group commit: batching per event-loop turn, maxBatch, batches in flight (one, or `concurrency`), canJoin, keyOf, item-by-item retry. */
+/**
+ * Group commit: batching per event-loop turn, maxBatch, batches in flight (one, or `concurrency`,
+ * or one while crowded: `crowdedAt`), canJoin, keyOf, item-by-item retry.
+ */
 import t from 'tap'
 import { createWriteCombiner } from '../../lib/core/write-combiner.js'
 import type { WriteCombinerOptions } from '../../lib/core/write-combiner.js'
@@ -130,11 +133,15 @@ t.test('a run that throws instead of rejecting, or a throwing canJoin, never lea
   t.equal(await picky.write(1), 1, 'and later writes work')
 })
 
-t.test('concurrency: up to N batches in flight; calls beyond wait and go out together', async (t) => {
+/**
+ * A combiner whose batches stay in flight until released (`releases`, in start order); each item
+ * answers itself times ten, and `most()` is the largest number of batches in flight at once.
+ */
+function gated (options: WriteCombinerOptions<number>) {
   const releases: Array<() => void> = []
+  const batches: number[][] = []
   let inFlight = 0
   let most = 0
-  const batches: number[][] = []
   const combiner = createWriteCombiner(async (items: number[]) => {
     batches.push([...items])
     inFlight++
@@ -142,7 +149,12 @@ t.test('concurrency: up to N batches in flight; calls beyond wait and go out tog
     await new Promise<void>((resolve) => releases.push(resolve))
     inFlight--
     return items.map((n) => n * 10)
-  }, { maxBatch: 10, concurrency: 2 })
+  }, options)
+  return { releases, batches, combiner, most: () => most }
+}
+
+t.test('concurrency: up to N batches in flight; calls beyond wait and go out together', async (t) => {
+  const { releases, batches, combiner, most } = gated({ maxBatch: 10, concurrency: 2 })
   const first = combiner.write(1)
   await turn()
   const second = combiner.write(2)
@@ -158,22 +170,11 @@ t.test('concurrency: up to N batches in flight; calls beyond wait and go out tog
   releases.shift()!()
   releases.shift()!()
   t.same(await Promise.all([second, ...rest]), [20, 30, 40, 50])
-  t.equal(most, 2, 'never more than two at once')
+  t.equal(most(), 2, 'never more than two at once')
 })
 
 t.test('crowdedAt: a crowded batch in flight keeps the other lanes shut; small batches spread again', async (t) => {
-  const releases: Array<() => void> = []
-  const batches: number[][] = []
-  let inFlight = 0
-  let most = 0
-  const combiner = createWriteCombiner(async (items: number[]) => {
-    batches.push([...items])
-    inFlight++
-    most = Math.max(most, inFlight)
-    await new Promise<void>((resolve) => releases.push(resolve))
-    inFlight--
-    return items.map((n) => n * 10)
-  }, { maxBatch: 10, concurrency: 2, crowdedAt: 3 })
+  const { releases, batches, combiner, most } = gated({ maxBatch: 10, concurrency: 2, crowdedAt: 3 })
   const crowd = [1, 2, 3].map(async (n) => await combiner.write(n))
   await turn()
   const queued = [4, 5, 6, 7].map(async (n) => await combiner.write(n))
@@ -193,7 +194,7 @@ t.test('crowdedAt: a crowded batch in flight keeps the other lanes shut; small b
   const beside = combiner.write(9)
   await turn()
   t.same(batches[3], [9], 'beside a small batch a second lane opens')
-  t.equal(most, 2)
+  t.equal(most(), 2, 'never more than two at once')
   releases.shift()!()
   releases.shift()!()
   t.same(await Promise.all([small, beside]), [80, 90])
