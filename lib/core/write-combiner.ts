@@ -125,7 +125,7 @@ export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, op
    * another lane is writing (that lane takes it once its batch is done).
    */
   async function lane (first: Batch<I, O>): Promise<void> {
-    for (let batch: Batch<I, O> | undefined = first; batch !== undefined; batch = open() ? next() : undefined) {
+    for (let batch: Batch<I, O> | undefined = first; batch !== undefined; batch = shut(active - 1) ? undefined : next()) {
       const big = batch.calls.length >= crowdedAt
       if (big) crowded++
       await writeBatch(batch)
@@ -135,13 +135,13 @@ export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, op
     active--
   }
 
-  /** Whether a lane may take a batch now: it is the only one, or no batch in flight is crowded. */
-  const open = (): boolean => crowded === 0 || active === 1
+  /** Whether a lane must not take a batch beside `others` lanes: one of them writes a crowded batch. */
+  const shut = (others: number): boolean => others > 0 && crowded > 0
 
   /** Starts lanes for what is queued, up to `concurrency`. */
   function start (): void {
     scheduled = false
-    while (active < concurrency && (active === 0 || crowded === 0)) {
+    while (active < concurrency && !shut(active)) {
       const batch = next()
       if (batch === undefined) return
       active++
