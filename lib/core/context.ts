@@ -6,6 +6,7 @@ import type { Presence } from './presence/presence.js'
 import type { WaiterRegistry } from './realtime/cancellation.js'
 import type { Bus } from './realtime/bus.js'
 import type { MessageLog } from './realtime/message-log.js'
+import type { UnansweredCommands } from './realtime/unanswered-commands.js'
 import type { Router } from './realtime/router.js'
 import type { Clock } from './time.js'
 
@@ -22,6 +23,8 @@ export interface ServiceContext {
   log: MessageLog
   /** The hub's routing index: streams and long polls register here. */
   router: Router
+  /** Commands released and not yet answered: the wait for a result starts from here, not from a read. */
+  unansweredCommands: UnansweredCommands
   clock: Clock
   logger: Logger
   limits: Limits

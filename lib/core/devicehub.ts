@@ -47,6 +47,7 @@ import { createMessageLog } from './realtime/message-log.js'
 import type { LogOrdering } from './realtime/log-ordering.js'
 import type { Router } from './realtime/router.js'
 import { createRouter } from './realtime/router.js'
+import { createUnansweredCommands } from './realtime/unanswered-commands.js'
 import type { RetentionPruner } from './realtime/retention.js'
 import { DEFAULT_RETENTION_MS, createRetentionPruner } from './realtime/retention.js'
 import type { Clock } from './time.js'
@@ -218,12 +219,15 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
     orderedBus.publish({ kind: 'resync' })
       .catch((error: unknown) => logger.warn({ err: error }, 'resync after another process wrote failed'))
   })
+  // Before the router: it must have heard every event a stream was handed (unanswered-commands.ts).
+  const unansweredCommands = createUnansweredCommands()
+  orderedBus.subscribe(unansweredCommands.hear)
   const router = createRouter(orderedBus)
   const presence = createPresence({ store, log, clock, logger }, options.presence)
   const purger = createHistoryPurger({ store, logger })
   // Histories queued before this start (a crash mid-purge, migration 0003) go now.
   purger.kick()
-  const ctx: ServiceContext = { store, bus: orderedBus, log, router, clock, logger, limits, auth, waiters, presence, purger }
+  const ctx: ServiceContext = { store, bus: orderedBus, log, router, unansweredCommands, clock, logger, limits, auth, waiters, presence, purger }
   const retention = createRetentionPruner({
     store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS, onPass: recorder.pruned, onFailure: recorder.pruneFailed
   })

@@ -236,10 +236,18 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const waitSeconds = parseWaitTimeout(input.waitTimeout)
       if (input.signal?.aborted === true || ctx.waiters.closed) return null
       // Register first, then look: the lookup is the stream's mark. An update committed after it
-      // is stamped later and arrives live; one committed before it is seen by the lookup.
-      let command: CommandRecord | undefined
+      // is stamped later and arrives live; one committed before it is seen by the lookup. A
+      // command the bus released lately and no update since needs no lookup (unanswered-commands.ts):
+      // an update released after that arrives live too.
+      let found: CommandRecord | 'pending' | undefined
       const openMark = async (): Promise<LogCursor> => {
-        command = await store.commands.findForDevice(input.deviceId, id)
+        const stamp = ctx.unansweredCommands.stampOf(id, input.deviceId)
+        if (stamp !== undefined) {
+          found = 'pending'
+          return cursorAtClock(stamp)
+        }
+        const command = await store.commands.findForDevice(input.deviceId, id)
+        found = command === undefined ? undefined : command.isUpdated ? command : 'pending'
         // Not `lastUpdated`: before the first update it is the insert's `timestamp`, which a
         // client may have set to any time. Every update is stamped later than the insert's stamp.
         return cursorAtClock(command === undefined ? Number.MAX_SAFE_INTEGER : command.isUpdated ? command.lastUpdated : command.stamp)
@@ -248,11 +256,11 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       const stream = await openMessageStream(createStreamSpec(ctx, 'command-update', {
         selector, principal, load, view: sharedView, backlogLimit: 0, commandId: id, openMark
       }))
-      const found = command as CommandRecord | undefined
+      const state = found as CommandRecord | 'pending' | undefined
       // Unknown for this device: 204 at once (§6.8); already updated: at once.
-      if (found === undefined || found.isUpdated) {
+      if (state !== 'pending') {
         stream.close()
-        return found === undefined ? null : commandView(found)
+        return state === undefined ? null : commandView(state)
       }
       const items = await longPoll(stream, { waitSeconds, signal: input.signal })
       return items.length === 0 ? null : items[0]!

@@ -247,6 +247,8 @@ export function createDeviceService (ctx: ServiceContext): DeviceService {
       await loadDeviceInScope(store, principal, Action.RegisterDevice, id)
       // Its history is queued in the delete's transaction and removed in the background.
       await store.devices.delete(id)
+      // A device created again under this id does not own the deleted one's commands.
+      ctx.unansweredCommands.forget()
       ctx.purger.kick()
     }
   }

@@ -198,6 +198,37 @@ t.test('wait for a command: 204 unknown, 200 already updated, 204 on timeout, 20
   t.equal(doorbellOf(h).size, 0)
 })
 
+t.test('the wait reads no row for a command released and unanswered; a reused device id owns none', async (t) => {
+  const h = await createTestApp(t)
+  const device = await addDevice(h)
+  const commands = h.hub.store.commands
+  const findForDevice = commands.findForDevice
+  let reads = 0
+  commands.findForDevice = (...args) => {
+    reads++
+    return findForDevice.apply(commands, args)
+  }
+  t.teardown(() => { commands.findForDevice = findForDevice })
+  const id = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id as number
+  const waiting = await parked(h, () => h.request('GET', `/device/${device}/command/${id}/poll`))
+  t.equal(reads, 0, 'the wait started from the released insert')
+  await h.request('PUT', `/device/${device}/command/${id}`, { body: { status: 'Done' } })
+  const done = await waiting.result
+  t.equal(done.body.status, 'Done', 'the update arrives live')
+  const already = await h.request('GET', `/device/${device}/command/${id}/poll`)
+  t.same(already.body, done.body, 'answered: at once, as stored')
+  t.equal(reads, 1, 'an answered command is read from the store')
+
+  // The device goes and comes back under its id: its old commands are not its own any more.
+  const pending = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id as number
+  t.equal((await h.request('DELETE', `/device/${device}`)).status, 204)
+  t.equal((await h.request('PUT', `/device/${device}`, { body: { name: 'again', networkId: 1 } })).status, 204)
+  const parkedTooLong = sleep(5000).then(() => 'parked')
+  const again = await Promise.race([h.request('GET', `/device/${device}/command/${pending}/poll`), parkedTooLong])
+  t.equal(typeof again === 'string' ? again : again.status, 204, 'unknown for the new device: 204 at once')
+  t.equal(reads, 2, 'read from the store')
+})
+
 t.test('R7: a command past its lifetime is not handed to pollers; queries still list it', async (t) => {
   let now = Date.UTC(2024, 0, 1)
   const h = await createTestApp(t, { clock: { now: () => now } })
