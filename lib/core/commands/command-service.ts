@@ -241,7 +241,13 @@ export function createCommandService (ctx: ServiceContext): CommandService {
       // an update released after that arrives live too.
       let found: CommandRecord | 'pending' | undefined
       const openMark = async (): Promise<LogCursor> => {
-        const stamp = ctx.unansweredCommands.stampOf(id, input.deviceId)
+        let stamp = ctx.unansweredCommands.stampOf(id, input.deviceId)
+        if (stamp === undefined) {
+          // Its insert may be this process's own, acknowledged and not yet released (on
+          // PostgreSQL it follows the foreign writes drawn before it): the client's usual order.
+          await ctx.log.caughtUp()
+          stamp = ctx.unansweredCommands.stampOf(id, input.deviceId)
+        }
         if (stamp !== undefined) {
           found = 'pending'
           return cursorAtClock(stamp)

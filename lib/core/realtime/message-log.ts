@@ -71,6 +71,16 @@ export interface MessageLog {
    */
   mark(): Promise<LogCursor>
   /**
+   * Resolves once this process's acknowledged writes have reached the bus's listeners (at once
+   * where a write is announced before it is acknowledged; on PostgreSQL an own write waits for
+   * the foreign writes drawn before it, at most a short cap). `mark()` takes its mark after it.
+   *
+   * @example
+   * await log.append({ kind: 'command', input })
+   * await log.caughtUp() // every listener has heard the insert
+   */
+  caughtUp(): Promise<void>
+  /**
    * Messages of `kind` after `after` and at or below `upTo` (a mark), oldest first, at most
    * `limit`: inserts by stamp, updates by `lastUpdated` (each command's latest update). With
    * `liveAt`, commands expired by then (R7, `commandExpired`) are left out.
@@ -287,6 +297,7 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
       await order.caughtUp()
       return order.mark()
     },
+    caughtUp: () => order === undefined ? Promise.resolve() : order.caughtUp(),
     readAfter: readAfter as MessageLog['readAfter'],
     newestFor (kind, deviceId) {
       if (order !== undefined) return order.newestFor(kind, deviceId)

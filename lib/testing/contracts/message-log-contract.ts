@@ -103,6 +103,19 @@ export const messageLogContract: Record<string, MessageLogCheck> = {
     })
   },
 
+  async 'once caughtUp() resolves, the bus has announced every write acknowledged before it' (subject) {
+    await withLog(subject, async ({ log }, events) => {
+      for (let round = 0; round < 5; round++) {
+        const written = await Promise.all([
+          log.append(command('feed-dev-0', `c${round}`)), log.append(notification('feed-dev-1', `n${round}`))
+        ])
+        await log.caughtUp()
+        const heard = new Set(events.map((e) => `${e.kind}:${e.id}`))
+        assert.ok(heard.has(`command:${written[0].id}`) && heard.has(`notification:${written[1].id}`), `round ${round}: both announced`)
+      }
+    })
+  },
+
   async 'append inside a transaction follows it: nothing on rollback' (subject) {
     await withLog(subject, async ({ log, store }, events, resyncs) => {
       await store.transaction(async (tx) => {
