@@ -227,7 +227,9 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const purger = createHistoryPurger({ store, logger })
   // Histories queued before this start (a crash mid-purge, migration 0003) go now.
   purger.kick()
-  const ctx: ServiceContext = { store, bus: orderedBus, log, router, unansweredCommands, clock, logger, limits, auth, waiters, presence, purger }
+  const ctx: ServiceContext = {
+    store, bus: orderedBus, log, router, unansweredCommands, clock, logger, limits, auth, waiters, presence, purger
+  }
   const retention = createRetentionPruner({
     store, clock, logger, retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS, onPass: recorder.pruned, onFailure: recorder.pruneFailed
   })

@@ -215,6 +215,8 @@ export function createNamedEntityService (ctx: ServiceContext, kind: NamedEntity
         if (!(await kind.repository(tx).delete(id))) throw notFound(kind.notFound(id))
         for (const userId of holders) await revokeUser(ctx.bus, userId, tx)
       })
+      // Its devices' ids may be registered again: none of them owns the deleted devices' commands.
+      ctx.unansweredCommands.forget()
       ctx.purger.kick()
     }
   }

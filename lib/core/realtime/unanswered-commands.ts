@@ -13,11 +13,11 @@
  * record). A `resync` (events may have been lost) empties it, and so does a dropped bus
  * connection, after which it stays deaf until the resync that follows the reconnection.
  *
- * A device deleted here empties it (`forget`): a new device under the same id does not own the
- * old one's commands. A deletion on another instance is not heard; a wait there for such a command
- * within `maxAgeMs` waits for an update that cannot come (a command update checks the device as
- * stored) and answers 204 at its timeout instead of at once: latency, and nothing of the deleted
- * device is shown.
+ * A device deleted here (alone, or with its network or device type) empties it (`forget`): a new
+ * device under the same id does not own the old one's commands. A deletion on another instance is
+ * not heard; a wait there for such a command within `maxAgeMs` waits for an update that cannot
+ * come (a command update checks the device as stored) and answers 204 at its timeout instead of
+ * at once: latency, and nothing of the deleted device is shown.
  */
 import type { BusEvent } from './bus.js'
 import type { CommandRecord } from './message-records.js'
@@ -25,7 +25,10 @@ import type { CommandRecord } from './message-records.js'
 export interface UnansweredCommands {
   /** Hears one event of the hub's ordered bus (subscribed before the router). */
   hear(event: BusEvent): void
-  /** The insert stamp of command `id` if it was heard, for `deviceId`, within `maxAgeMs`, and no update since; else undefined (read the store). */
+  /**
+   * The insert stamp of command `id` if it was heard, for `deviceId`, within `maxAgeMs`, and no
+   * update since; else undefined (read the store).
+   */
   stampOf(id: number, deviceId: string): number | undefined
   /** Forgets every command (a device was deleted on this instance). */
   forget(): void

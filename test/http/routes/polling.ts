@@ -227,6 +227,16 @@ t.test('the wait reads no row for a command released and unanswered; a reused de
   const again = await Promise.race([h.request('GET', `/device/${device}/command/${pending}/poll`), parkedTooLong])
   t.equal(typeof again === 'string' ? again : again.status, 204, 'unknown for the new device: 204 at once')
   t.equal(reads, 2, 'read from the store')
+
+  // The same when the device goes with its network.
+  const network = (await h.request('POST', '/network', { body: { name: 'short-lived', description: null } })).body.id as number
+  t.equal((await h.request('PUT', `/device/${device}`, { body: { name: 'moved', networkId: network } })).status, 204)
+  const inNetwork = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id as number
+  t.equal((await h.request('DELETE', `/network/${network}`, { query: { force: true } })).status, 204)
+  t.equal((await h.request('PUT', `/device/${device}`, { body: { name: 'back', networkId: 1 } })).status, 204)
+  const parkedAgain = sleep(5000).then(() => 'parked')
+  const afterNetwork = await Promise.race([h.request('GET', `/device/${device}/command/${inNetwork}/poll`), parkedAgain])
+  t.equal(typeof afterNetwork === 'string' ? afterNetwork : afterNetwork.status, 204, 'a network deleted with its devices: 204 at once')
 })
 
 t.test('R7: a command past its lifetime is not handed to pollers; queries still list it', async (t) => {
