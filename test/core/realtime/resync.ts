@@ -28,7 +28,8 @@ t.test('parked polls answer a resync with what was written without a doorbell', 
   const commandPoll = track(h.request('GET', `/device/${device}/command/poll`, { query: { waitTimeout: 30 } }))
   const updatePoll = track(h.request('GET', '/device/command/poll', { query: { returnUpdatedCommands: true, waitTimeout: 30 } }))
   const updateWait = track(h.request('GET', `/device/${device}/command/${waited}/poll`, { query: { waitTimeout: 30 } }))
-  const quiet = track(h.request('GET', `/device/${other}/notification/poll`, { query: { waitTimeout: 1 } }))
+  // Long enough to outlast the steps below on a loaded machine (1 s did not, once, beside a CI run).
+  const quiet = track(h.request('GET', `/device/${other}/notification/poll`, { query: { waitTimeout: 3 } }))
   await eventually(() => h.hub.router.size === 5)
   await sleep(50)
 
