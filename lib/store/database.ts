@@ -110,6 +110,8 @@ export interface PluginsTable {
   /** Migration 0007: the registering or updating token's networks and device types (`*` all, else comma-separated ids). */
   network_grant: ColumnType<string, string | undefined, string>
   device_type_grant: ColumnType<string, string | undefined, string>
+  /** Migration 0019: where activation `subscription_id` starts, `subscriptionId@cursor` (repositories/plugins.ts). */
+  activation_cursor: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface ServerSecretsTable {

@@ -8,8 +8,9 @@
  * it dirty, so reads coalesce under load.
  *
  * Status: the plugin row is read on every pass. A consumer delivers only while the plugin and
- * its owner are ACTIVE; a new activation (a new `subscriptionId`) moves it to the cursor taken
- * when that activation was made, so only later events follow (§4.4).
+ * its owner are ACTIVE; a new activation (a new `subscriptionId`) moves it to the cursor stored
+ * with that activation, taken when it was made, so only later events follow (§4.4), on every
+ * instance alike.
  */
 import type { CommandRecord } from '../commands/command-ports.js'
 import type { NotificationRecord } from '../notifications/notification-ports.js'
@@ -18,6 +19,7 @@ import type { LogCursor } from '../realtime/log-cursor.js'
 import { encodeLogCursor } from '../realtime/log-cursor.js'
 import type { MessageLog, RecordOf } from '../realtime/message-log.js'
 import type { PluginDeliveryItem, PluginMember } from './plugin-delivery-ports.js'
+import type { PluginRecord } from './plugin-ports.js'
 import type { PluginEventKind } from './plugin-filter.js'
 import type { PluginState } from './plugin-state.js'
 
@@ -30,8 +32,8 @@ export interface ConsumerFeed {
   readonly logger: Logger
   /** The plugin now (see `readPluginState`). */
   state(pluginId: number): Promise<PluginState | null | undefined>
-  /** Where the consumers of an activation start: the cursor taken when it was made. */
-  activationStart(pluginId: number, subscriptionId: number): Promise<LogCursor>
+  /** Where the consumers of the plugin's activation start: the cursor stored when it was made. */
+  activationStart(plugin: PluginRecord): Promise<LogCursor>
 }
 
 /** The consumer's plugin on this instance (its channel). */
@@ -108,7 +110,7 @@ export class PluginConsumer {
         }
         const subscriptionId = state.plugin.subscriptionId ?? 0
         if (this.activation !== subscriptionId) {
-          this.cursor = await this.feed.activationStart(pluginId, subscriptionId)
+          this.cursor = await this.feed.activationStart(state.plugin)
           this.activation = subscriptionId
         }
         this.cId = this.host.cIdOf(subscriptionId)

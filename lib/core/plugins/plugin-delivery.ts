@@ -26,8 +26,8 @@ import { readPluginState } from './plugin-state.js'
 
 export type { PluginConnection, PluginDelivery, PluginDeliveryItem, PluginMember, PluginSubscribeOptions } from './plugin-delivery-ports.js'
 
-/** An activation made by this instance and the cursor its consumers start from. */
-interface Activation {
+/** An activation stored without its cursor (an older version made it) and where this instance starts it. */
+interface UnstoredActivation {
   subscriptionId: number
   cursor: Promise<LogCursor>
 }
@@ -41,8 +41,8 @@ interface Activation {
 export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
   const { store, bus, log, router, logger } = ctx
   const channels = new Map<number, PluginChannel>()
-  /** Cursors of activations made by this instance, by plugin id. */
-  const activations = new Map<number, Activation>()
+  /** Starts of activations stored without a cursor, by plugin id: one "now" per activation here. */
+  const unstored = new Map<number, UnstoredActivation>()
   /** P5 writes in flight (a last connection closed), by plugin id: a new connection waits for them. */
   const closing = new Map<number, Promise<void>>()
   let closed = false
@@ -60,12 +60,14 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
     logger,
     router,
     state: (pluginId) => readPluginState(store, pluginId),
-    activationStart (pluginId, subscriptionId) {
-      const known = activations.get(pluginId)
+    activationStart (plugin) {
+      if (plugin.activationCursor !== null) return Promise.resolve(plugin.activationCursor)
+      const subscriptionId = plugin.subscriptionId ?? 0
+      const known = unstored.get(plugin.id)
       if (known !== undefined && known.subscriptionId === subscriptionId) return known.cursor
-      // Made by another instance: the best this one can do is now.
+      // Made by a version that did not store its cursor: the best this instance can do is now.
       const cursor = log.mark()
-      activations.set(pluginId, { subscriptionId, cursor })
+      unstored.set(plugin.id, { subscriptionId, cursor })
       return cursor
     },
     async released (channel) {
@@ -134,11 +136,11 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
       if (activating) {
         write.subscriptionId = randomInt(1, 2 ** 48)
         // Taken before the change commits (once the mark holds this process's acknowledged
-        // writes): every event after the activation follows, none answered before it.
-        const cursor = log.mark()
-        cursor.catch(() => undefined)
-        activations.set(plugin.id, { subscriptionId: write.subscriptionId, cursor })
-        await cursor
+        // writes) and stored with it: on every instance, every event after the activation
+        // follows and none answered before it, whenever that instance comes to see the change.
+        write.activationCursor = await log.mark()
+      } else if (patch.subscriptionId === null) {
+        write.activationCursor = null
       }
       // Grants that shrink end the open waits and subscriptions of the plugin's tokens.
       const narrows = patch.grants !== undefined && !scopeWithin(plugin.grants, patch.grants)
@@ -157,7 +159,7 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         if (done) await revokePlugin(bus, plugin, tx)
         return done
       })
-      activations.delete(plugin.id)
+      unstored.delete(plugin.id)
       return deleted
     },
 

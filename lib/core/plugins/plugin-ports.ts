@@ -1,3 +1,4 @@
+import type { LogCursor } from '../realtime/log-cursor.js'
 import type { DataScope, Page } from '../values.js'
 
 export const PluginStatus = { ACTIVE: 0, INACTIVE: 1, CREATED: 2 } as const
@@ -11,6 +12,12 @@ export interface PluginRecord {
   filter: string
   status: PluginStatus
   subscriptionId: number | null
+  /**
+   * Where the consumers of activation `subscriptionId` start, on every instance: the log's mark
+   * when it was made, stored with it (a patch that sets it sets `subscriptionId` too). Null
+   * before any activation, and for one made by a version that did not store it.
+   */
+  activationCursor: LogCursor | null
   userId: number
   parameters: Record<string, unknown> | null
   /**
@@ -35,7 +42,7 @@ export interface PluginFilter extends Page {
 }
 
 export type PluginPatch = Partial<Pick<PluginRecord,
-  'name' | 'description' | 'filter' | 'status' | 'subscriptionId' | 'parameters' | 'grants'>>
+  'name' | 'description' | 'filter' | 'status' | 'subscriptionId' | 'activationCursor' | 'parameters' | 'grants'>>
 
 export interface PluginRepository {
   findByTopic(topicName: string): Promise<PluginRecord | undefined>

@@ -165,6 +165,7 @@ export function createPluginService (ctx: ServiceContext, delivery: PluginDelive
         filter: spec.filter,
         status: PluginStatus.CREATED,
         subscriptionId: null,
+        activationCursor: null,
         userId: principal.user.id,
         parameters,
         // It never reaches further than the token that registers it (D11).

@@ -23,6 +23,7 @@ import { presenceSweepIndexMigration } from './0015-presence-sweep-index.js'
 import { mqttSessionDeadlineIndexMigration } from './0016-mqtt-session-deadline-index.js'
 import { drawXidMigration } from './0017-draw-xid.js'
 import { purgeByStampMigration } from './0018-purge-by-stamp.js'
+import { pluginActivationCursorMigration } from './0019-plugin-activation-cursor.js'
 
 export type { MigrationDialect } from './migration-dialect.js'
 export { postgresMigrationDialect, sqliteMigrationDialect } from './migration-dialect.js'
@@ -48,7 +49,8 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0015-presence-sweep-index': presenceSweepIndexMigration(),
         '0016-mqtt-session-deadline-index': mqttSessionDeadlineIndexMigration(),
         '0017-draw-xid': drawXidMigration(dialect),
-        '0018-purge-by-stamp': purgeByStampMigration()
+        '0018-purge-by-stamp': purgeByStampMigration(),
+        '0019-plugin-activation-cursor': pluginActivationCursorMigration()
       }
     }
   }

@@ -1,5 +1,7 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely'
 import type { PluginFilter, PluginGrants, PluginRecord, PluginRepository, PluginStatus } from '../../core/plugins/plugin-ports.js'
+import type { LogCursor } from '../../core/realtime/log-cursor.js'
+import { decodeLogCursor, encodeLogCursor } from '../../core/realtime/log-cursor.js'
 import { decodeJson, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
 import { applyPage } from '../paging.js'
@@ -12,6 +14,7 @@ interface PluginRow {
   filter: string
   status: number
   subscription_id: number | null
+  activation_cursor: string | null
   user_id: number
   parameters: string | null
   network_grant: string
@@ -37,7 +40,30 @@ export function decodeGrant (text: string): PluginGrants['networkIds'] {
   return parts.map(Number)
 }
 
+/**
+ * The activation column: the subscription id it belongs to and the cursor. An instance of an
+ * older version changes `subscription_id` without it; the stale cursor then names another
+ * activation and reads as none.
+ *
+ * @example
+ * encodeActivation(77, { notification: 12, command: 3, clock: 1763820000123 }) // '77@12.3.1763820000123'
+ */
+export function encodeActivation (subscriptionId: number | null | undefined, cursor: LogCursor | null): string | null {
+  if (cursor === null) return null
+  if (typeof subscriptionId !== 'number') throw new Error('an activation cursor is written with its subscription id')
+  return `${subscriptionId}@${encodeLogCursor(cursor)}`
+}
+
+/** The cursor of activation `subscriptionId`; null for none, another activation's, or a damaged one. */
+export function decodeActivation (subscriptionId: number | null, text: string | null): LogCursor | null {
+  if (subscriptionId === null || text === null) return null
+  const at = text.indexOf('@')
+  if (text.slice(0, at) !== String(subscriptionId)) return null
+  return decodeLogCursor(text.slice(at + 1)) ?? null
+}
+
 export function toPluginRecord (row: PluginRow): PluginRecord {
+  const subscriptionId = row.subscription_id === null ? null : Number(row.subscription_id)
   return {
     id: Number(row.id),
     name: row.name,
@@ -45,7 +71,8 @@ export function toPluginRecord (row: PluginRow): PluginRecord {
     topicName: row.topic_name,
     filter: row.filter,
     status: Number(row.status) as PluginStatus,
-    subscriptionId: row.subscription_id === null ? null : Number(row.subscription_id),
+    subscriptionId,
+    activationCursor: decodeActivation(subscriptionId, row.activation_cursor),
     userId: Number(row.user_id),
     parameters: decodeJson(row.parameters),
     grants: { networkIds: decodeGrant(row.network_grant), deviceTypeIds: decodeGrant(row.device_type_grant) }
@@ -82,6 +109,7 @@ export function createPluginRepository (db: Kysely<Database>): PluginRepository 
         filter: plugin.filter,
         status: plugin.status,
         subscription_id: plugin.subscriptionId,
+        activation_cursor: encodeActivation(plugin.subscriptionId, plugin.activationCursor),
         user_id: plugin.userId,
         parameters: encodeJson(plugin.parameters),
         network_grant: encodeGrant(plugin.grants.networkIds),
@@ -92,7 +120,7 @@ export function createPluginRepository (db: Kysely<Database>): PluginRepository 
     async update (id, patch) {
       const values: {
         name?: string, description?: string | null, filter?: string, status?: number
-        subscription_id?: number | null, parameters?: string | null
+        subscription_id?: number | null, activation_cursor?: string | null, parameters?: string | null
         network_grant?: string, device_type_grant?: string
       } = {}
       if (patch.name !== undefined) values.name = patch.name
@@ -100,6 +128,7 @@ export function createPluginRepository (db: Kysely<Database>): PluginRepository 
       if (patch.filter !== undefined) values.filter = patch.filter
       if (patch.status !== undefined) values.status = patch.status
       if (patch.subscriptionId !== undefined) values.subscription_id = patch.subscriptionId
+      if (patch.activationCursor !== undefined) values.activation_cursor = encodeActivation(patch.subscriptionId, patch.activationCursor)
       if (patch.parameters !== undefined) values.parameters = encodeJson(patch.parameters)
       if (patch.grants !== undefined) {
         values.network_grant = encodeGrant(patch.grants.networkIds)

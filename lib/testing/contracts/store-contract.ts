@@ -914,7 +914,7 @@ function pluginAndTransactionChecks (check: Register): void {
     const found = await store.plugins.findByTopic('plugin_topic_x')
     same(found, {
       id: found!.id, name: 'p', description: null, topicName: 'plugin_topic_x', filter: 'command/*/*/*', status: 2, subscriptionId: LATE,
-      userId: user,
+      activationCursor: null, userId: user,
       parameters: { b: 1, a: 2 }, grants: { networkIds: 'all', deviceTypeIds: 'all' }
     }, 'a row written without grants (an older version) reaches what its owner does')
     assert.equal(typeof found!.id, 'number')
@@ -927,7 +927,7 @@ function pluginAndTransactionChecks (check: Register): void {
     const user = await store.users.insert(newUser('grants'))
     const row = {
       name: 'g', description: null, topicName: 'plugin_topic_g', filter: '*/*/*/*/*', status: 2 as const, subscriptionId: null,
-      userId: user, parameters: null
+      activationCursor: null, userId: user, parameters: null
     }
     const id = await store.plugins.insert({ ...row, grants: { networkIds: [3, 1], deviceTypeIds: 'all' } })
     same((await store.plugins.findById(id))!.grants, { networkIds: [3, 1], deviceTypeIds: 'all' })
@@ -939,6 +939,34 @@ function pluginAndTransactionChecks (check: Register): void {
     if (db === undefined) return
     await db.updateTable('plugins').set({ network_grant: '1,x', device_type_grant: ',' }).where('id', '=', id).execute()
     same((await store.plugins.findById(id))!.grants, { networkIds: [], deviceTypeIds: [] })
+  })
+
+  check('plugins: an activation\'s cursor round-trips with its subscription id; a damaged one reads as none', async ({ store }) => {
+    const user = await store.users.insert(newUser('activation'))
+    const id = await store.plugins.insert({
+      name: 'a', description: null, topicName: 'plugin_topic_a', filter: '*/*/*/*/*', status: 2, subscriptionId: null,
+      activationCursor: null, userId: user, parameters: null, grants: { networkIds: 'all', deviceTypeIds: 'all' }
+    })
+    const cursor = { clock: LATE, notification: 2 ** 40, command: 7 }
+    assert.equal(await store.plugins.update(id, { status: 0, subscriptionId: LATE, activationCursor: cursor }), true)
+    same(await store.plugins.findById(id), {
+      id, name: 'a', description: null, topicName: 'plugin_topic_a', filter: '*/*/*/*/*', status: 0, subscriptionId: LATE,
+      activationCursor: cursor, userId: user, parameters: null, grants: { networkIds: 'all', deviceTypeIds: 'all' }
+    }, 'written and read in one row')
+    assert.equal(await store.plugins.update(id, { name: 'renamed' }), true)
+    same((await store.plugins.findById(id))!.activationCursor, cursor, 'a patch without it keeps it')
+    await assert.rejects(store.plugins.update(id, { activationCursor: cursor }), /with its subscription id/)
+    assert.equal(await store.plugins.update(id, { status: 1, subscriptionId: null, activationCursor: null }), true)
+    assert.equal((await store.plugins.findById(id))!.activationCursor, null)
+    const db = kysely(store)
+    if (db === undefined) return
+    await store.plugins.update(id, { status: 0, subscriptionId: 5, activationCursor: cursor })
+    await db.updateTable('plugins').set({ activation_cursor: '5@1.x.3' }).where('id', '=', id).execute()
+    assert.equal((await store.plugins.findById(id))!.activationCursor, null, 'damaged')
+    await store.plugins.update(id, { status: 0, subscriptionId: 5, activationCursor: cursor })
+    // An older version activates again: a new subscription id, the column left as it was.
+    await db.updateTable('plugins').set({ subscription_id: 6 }).where('id', '=', id).execute()
+    assert.equal((await store.plugins.findById(id))!.activationCursor, null, 'another activation\'s cursor is not this one\'s')
   })
 
   check('transaction: commit, rollback, nesting', async ({ store }) => {

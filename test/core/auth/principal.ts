@@ -60,7 +60,8 @@ t.test('scope of a user token (§4.1, §4.3)', async (t) => {
 })
 
 const plugin = (grants: PluginRecord['grants']): PluginRecord => ({
-  id: 1, name: 'p', description: null, topicName: 'plugin_topic_1', filter: '*/*/*/*/*', status: 0, subscriptionId: null, userId: 5, parameters: null, grants
+  id: 1, name: 'p', description: null, topicName: 'plugin_topic_1', filter: '*/*/*/*/*', status: 0, subscriptionId: null,
+  activationCursor: null, userId: 5, parameters: null, grants
 })
 const ALL: PluginRecord['grants'] = { networkIds: 'all', deviceTypeIds: 'all' }
 

@@ -11,7 +11,7 @@ const owner: UserRecord = {
   id: 5, login: 'owner', passwordHash: 'x', role: 1, status: 0, loginAttempts: 0, lastLogin: null, data: null, introReviewed: false, allDeviceTypesAvailable: true, tokenVersion: 0
 }
 const plugin = (topicName: string): PluginRecord => ({
-  id: 1, name: 'p', description: null, topicName, filter: '*/*/*/*/*', status: 0, subscriptionId: null, userId: 5, parameters: null,
+  id: 1, name: 'p', description: null, topicName, filter: '*/*/*/*/*', status: 0, subscriptionId: null, activationCursor: null, userId: 5, parameters: null,
   grants: { networkIds: 'all', deviceTypeIds: 'all' }
 })
 const none = { networkIds: [], deviceTypeIds: [] }

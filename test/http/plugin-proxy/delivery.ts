@@ -3,6 +3,7 @@
  * the owner's scope (P7), status changes mid-stream (§4.4, P5), delete (P8), groups and P11.
  */
 import t from 'tap'
+import { decodeLogCursor } from '../../../lib/core/realtime/log-cursor.js'
 import { addDevice, eventually, sleep } from '../../fixtures/messaging.js'
 import type { ProxyClient, ProxyHarness, Registration } from '../../fixtures/plugin-proxy.js'
 import { registerPlugin, startProxy, subscribed } from '../../fixtures/plugin-proxy.js'
@@ -210,6 +211,26 @@ t.test('status mid-stream: INACTIVE stops at once, ACTIVE again delivers only la
   await c.waitDeliveries(3)
   await sleep(100)
   t.same(delivered(c), ['n:one', 'n:two', 'n:three'])
+})
+
+t.test('an activation made on another instance starts here at its stored cursor, not when this instance sees it', async (t) => {
+  const p = await startProxy(t)
+  const plugin = await registerPlugin(p.h)
+  const dev = await addDevice(p.h)
+  const c = await subscribed(p, plugin)
+  await notify(p, dev, 'one')
+  const [one] = await c.waitDeliveries(1)
+  // Another instance deactivated and activated the plugin after 'one' (its mark stored with the
+  // new subscription id); this instance heard neither change and learns of it from the row only
+  // when the next event, 'two', wakes its consumer: by then its own "now" is past 'two'.
+  const row = (await p.h.store.plugins.findByTopic(plugin.topicName))!
+  const activationCursor = decodeLogCursor(one!.cursor)!
+  t.ok(await p.h.store.plugins.update(row.id, { subscriptionId: row.subscriptionId! + 1, activationCursor }))
+  await notify(p, dev, 'two')
+  await c.waitDeliveries(2)
+  await sleep(100)
+  t.same(delivered(c), ['n:one', 'n:two'], 'what follows the activation is delivered')
+  t.not(c.deliveries[1]!.event.cId, one!.event.cId, 'under the new activation')
 })
 
 t.test('P5: the last authenticated connection closing sets INACTIVE', async (t) => {
