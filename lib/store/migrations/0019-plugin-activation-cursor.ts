@@ -8,11 +8,19 @@
  * as before).
  */
 import type { Kysely, Migration } from 'kysely'
+import { sql } from 'kysely'
+import type { MigrationDialect } from './migration-dialect.js'
 
-export function pluginActivationCursorMigration (): Migration {
+export function pluginActivationCursorMigration (dialect: MigrationDialect): Migration {
   return {
+    // Safe to repeat, as every migration from 0017 on (a test runs them again).
     async up (db: Kysely<unknown>) {
-      await db.schema.alterTable('plugins').addColumn('activation_cursor', 'text').execute()
+      if (dialect.kind === 'postgres') {
+        await sql`alter table plugins add column if not exists activation_cursor text`.execute(db)
+        return
+      }
+      const found = await sql`select 1 from pragma_table_info('plugins') where name = 'activation_cursor'`.execute(db)
+      if (found.rows.length === 0) await db.schema.alterTable('plugins').addColumn('activation_cursor', 'text').execute()
     },
     async down (db: Kysely<unknown>) {
       await db.schema.alterTable('plugins').dropColumn('activation_cursor').execute()

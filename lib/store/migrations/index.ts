@@ -50,7 +50,7 @@ export function createMigrationProvider (dialect: MigrationDialect): MigrationPr
         '0016-mqtt-session-deadline-index': mqttSessionDeadlineIndexMigration(),
         '0017-draw-xid': drawXidMigration(dialect),
         '0018-purge-by-stamp': purgeByStampMigration(),
-        '0019-plugin-activation-cursor': pluginActivationCursorMigration()
+        '0019-plugin-activation-cursor': pluginActivationCursorMigration(dialect)
       }
     }
   }
