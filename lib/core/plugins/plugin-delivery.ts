@@ -139,8 +139,6 @@ export function createPluginDelivery (ctx: ServiceContext): PluginDelivery {
         // writes) and stored with it: on every instance, every event after the activation
         // follows and none answered before it, whenever that instance comes to see the change.
         write.activationCursor = await log.mark()
-      } else if (patch.subscriptionId === null) {
-        write.activationCursor = null
       }
       // Grants that shrink end the open waits and subscriptions of the plugin's tokens.
       const narrows = patch.grants !== undefined && !scopeWithin(plugin.grants, patch.grants)

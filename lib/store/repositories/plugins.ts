@@ -48,17 +48,17 @@ export function decodeGrant (text: string): PluginGrants['networkIds'] {
  * @example
  * encodeActivation(77, { notification: 12, command: 3, clock: 1763820000123 }) // '77@12.3.1763820000123'
  */
-export function encodeActivation (subscriptionId: number | null | undefined, cursor: LogCursor | null): string | null {
+function encodeActivation (subscriptionId: number | null | undefined, cursor: LogCursor | null): string | null {
   if (cursor === null) return null
   if (typeof subscriptionId !== 'number') throw new Error('an activation cursor is written with its subscription id')
   return `${subscriptionId}@${encodeLogCursor(cursor)}`
 }
 
 /** The cursor of activation `subscriptionId`; null for none, another activation's, or a damaged one. */
-export function decodeActivation (subscriptionId: number | null, text: string | null): LogCursor | null {
+function decodeActivation (subscriptionId: number | null, text: string | null): LogCursor | null {
   if (subscriptionId === null || text === null) return null
   const at = text.indexOf('@')
-  if (text.slice(0, at) !== String(subscriptionId)) return null
+  if (at < 0 || text.slice(0, at) !== String(subscriptionId)) return null
   return decodeLogCursor(text.slice(at + 1)) ?? null
 }
 

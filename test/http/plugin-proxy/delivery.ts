@@ -233,6 +233,24 @@ t.test('an activation made on another instance starts here at its stored cursor,
   t.not(c.deliveries[1]!.event.cId, one!.event.cId, 'under the new activation')
 })
 
+t.test('an activation stored without its cursor (an older version made it) starts here when this instance sees it', async (t) => {
+  const p = await startProxy(t)
+  const plugin = await registerPlugin(p.h)
+  const dev = await addDevice(p.h)
+  const c = await subscribed(p, plugin)
+  await notify(p, dev, 'one')
+  await c.waitDeliveries(1)
+  const row = (await p.h.store.plugins.findByTopic(plugin.topicName))!
+  t.ok(await p.h.store.plugins.update(row.id, { subscriptionId: row.subscriptionId! + 1, activationCursor: null }))
+  // 'two' wakes the consumer, which then starts at this instance's "now": past 'two', never before 'one'.
+  await notify(p, dev, 'two')
+  await sleep(200)
+  await notify(p, dev, 'three')
+  await eventually(() => delivered(c).includes('n:three'), 5000)
+  await sleep(100)
+  t.same(delivered(c), ['n:one', 'n:three'], 'nothing is delivered again; what follows the start is')
+})
+
 t.test('P5: the last authenticated connection closing sets INACTIVE', async (t) => {
   const p = await startProxy(t)
   const plugin = await registerPlugin(p.h)
