@@ -90,7 +90,8 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
   const script = join(compiledChildren(), 'bench', 'children', `${name}.js`)
   const db = name === 'devicehub-server' ? options.db ?? await benchDatabase(script, options.sqlite) : undefined
   const env = { ...process.env, ...options.env, ...(db === undefined ? {} : { BENCH_DB: db }), ...(options.mqtt === true ? { BENCH_MQTT: '1' } : {}) }
-  const perfArgs = name === 'devicehub-server' ? perfChildArgs() : []
+  const recorded = name === 'devicehub-server' || (name === 'baseline-server' && process.env.BENCH_PERF_BASELINE === '1')
+  const perfArgs = recorded ? perfChildArgs() : []
   const child: ChildProcess = fork(script, [], { execArgv: ['--expose-gc', ...cpuProfileArgs(), ...perfArgs, ...(process.env.BENCH_CHILD_ARGS?.split(' ').filter((a) => a !== '') ?? [])], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const ready = await new Promise<{ url: string, token: string, mqtt?: string }>((resolve, reject) => {
     child.once('error', reject)
@@ -98,7 +99,7 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
     child.once('message', (m: { type: string, url: string, token: string, mqtt?: string }) => resolve(m))
   })
   child.removeAllListeners('exit')
-  const recording = perfArgs.length > 0 ? recordPerf('devicehub', child.pid!) : undefined
+  const recording = perfArgs.length > 0 ? recordPerf(name === 'devicehub-server' ? 'devicehub' : 'baseline', child.pid!) : undefined
   const cpuTimes = (): Promise<{ cpu: number, system: number }> => new Promise((resolve) => {
     child.once('message', (m: { cpu: number, system: number }) => resolve({ cpu: m.cpu, system: m.system }))
     child.send({ type: 'cpu' })

@@ -42,8 +42,8 @@ export interface LogOrder {
   mark(): LogCursor
   /** Resolves once this process's acknowledged writes are at or below the mark (or after a short cap). */
   caughtUp(): Promise<void>
-  /** The newest stamp released for `deviceId` of `kind` (or the stamp below which nothing is known per device). */
-  newestFor(kind: MessageKind, deviceId: string): number
+  /** What was released for `deviceId` of `kind` after stamp `after`, where it knows (`MessageLog.knownAfter`). */
+  knownAfter(kind: MessageKind, deviceId: string, after: number): ReadonlyArray<NotificationRecord | CommandRecord> | undefined
   /**
    * Told of a write that rode its statement, once committed, with its link in the draw chain:
    * the order releases it as it would its NOTIFY (which its bus does not deliver).
@@ -89,10 +89,16 @@ export interface MessageLog {
     kind: K, selector: MessageSelector, after: LogCursor, upTo: LogCursor, limit: number, liveAt?: number
   ): Promise<Array<RecordOf<K>>>
   /**
-   * The newest stamp released for `deviceId` of `kind`; a one-device reader whose cursor is at or
-   * past it has nothing to read up to the mark. Infinity where the log does not know.
+   * What of `deviceId` of `kind` was released after stamp `after`, where the log knows without
+   * reading: nothing (`[]`: a one-device reader at or past the newest has nothing to read up to
+   * the mark), the device's newest record alone, or undefined (read the store). Released records
+   * are committed; one read from here is the record as the bus carried it.
+   *
+   * @example
+   * const known = log.knownAfter('command', 'd1', cursor.clock)
+   * const page = known ?? await log.readAfter('command', selector, cursor, mark, 100)
    */
-  newestFor(kind: MessageKind, deviceId: string): number
+  knownAfter<K extends MessageKind>(kind: K, deviceId: string, after: number): ReadonlyArray<RecordOf<K>> | undefined
 }
 
 export interface MessageLogOptions {
@@ -128,11 +134,12 @@ export function messageEvent (kind: MessageKind, record: NotificationRecord | Co
 interface LocalNewest {
   /** A write for `deviceId` of `kind` begins; call the function returned once it is noted or failed. */
   writing(kind: MessageKind, deviceId: string): () => void
-  note(kind: MessageKind, record: NotificationRecord | CommandRecord): void
+  /** Notes a written row; `committed` false inside a caller's transaction (its record is not kept). */
+  note(kind: MessageKind, record: NotificationRecord | CommandRecord, committed: boolean): void
   /** Every row committed before this process's writes was stamped at or below `clock` (a mark's). */
   known(clock: number): void
-  /** Infinity until a mark was taken: below it nothing is known per device. */
-  newestFor(kind: MessageKind, deviceId: string): number
+  /** Unknown until a mark was taken (below it nothing is known per device) and while a write is in flight. */
+  knownAfter(kind: MessageKind, deviceId: string, after: number): ReadonlyArray<NotificationRecord | CommandRecord> | undefined
 }
 
 /** The key of a kind and device among the writes in flight. */
@@ -154,19 +161,22 @@ function createLocalNewest (): LocalNewest {
         else inFlight.set(key, left)
       }
     },
-    note (kind, record) {
+    note (kind, record, committed) {
       const stamp = kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
       highest = Math.max(highest, stamp)
-      newest.remember(kind, record.deviceId, stamp, highest)
+      newest.remember(kind, record.deviceId, stamp, highest, committed ? record : undefined)
     },
     known (clock) {
       if (floorKnown) return
       floorKnown = true
       newest.forget(clock)
     },
-    newestFor (kind, deviceId) {
-      if (!floorKnown || (inFlight.size > 0 && inFlight.has(flightKey(kind, deviceId)))) return Number.POSITIVE_INFINITY
-      return newest.newestFor(kind, deviceId)
+    knownAfter (kind, deviceId, after) {
+      if (!floorKnown || (inFlight.size > 0 && inFlight.has(flightKey(kind, deviceId)))) return undefined
+      const known = newest.knownAfter(kind, deviceId, after)
+      // An update of the device's commands in flight may change the command a read would find.
+      if (known?.length === 1 && kind === 'command' && inFlight.has(flightKey('command-update', deviceId))) return undefined
+      return known
     }
   }
 }
@@ -188,7 +198,7 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
 
   /** Publishes a write that has committed already and counts it. */
   const announce = async (kind: MessageKind, record: NotificationRecord | CommandRecord): Promise<void> => {
-    local?.note(kind, record)
+    local?.note(kind, record, true)
     await bus.publish(messageEvent(kind, record))
     onWritten(kind)
   }
@@ -234,7 +244,7 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
   const inTx = async (t: Store, w: LogWrite): Promise<NotificationRecord | CommandRecord | undefined> => {
     const record = await write(t, w, undefined)
     if (record !== undefined) {
-      local?.note(w.kind, record)
+      local?.note(w.kind, record, false)
       await publish(messageEvent(w.kind, record), t)
     }
     return record
@@ -299,9 +309,8 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     },
     caughtUp: () => order === undefined ? Promise.resolve() : order.caughtUp(),
     readAfter: readAfter as MessageLog['readAfter'],
-    newestFor (kind, deviceId) {
-      if (order !== undefined) return order.newestFor(kind, deviceId)
-      return local === undefined ? Number.POSITIVE_INFINITY : local.newestFor(kind, deviceId)
+    knownAfter<K extends MessageKind> (kind: K, deviceId: string, after: number) {
+      return (order ?? local)?.knownAfter(kind, deviceId, after) as ReadonlyArray<RecordOf<K>> | undefined
     }
   }
 }

@@ -19,6 +19,7 @@ import type { CommandRecord, NotificationRecord } from './message-records.js'
 import { commandExpired } from './message-records.js'
 import type { MessageStreamSpec } from './message-stream.js'
 import type { RoutedResync, Router, RoutingKeys } from './router.js'
+import { NOTHING_AFTER } from './newest-stamps.js'
 import { routingKeys } from './router.js'
 
 /** What a stream is built from (a service context has all of it). */
@@ -161,10 +162,16 @@ class KindStreamSpec<K extends MessageKind, V> implements MessageStreamSpec<Reco
     return this.ctx.log.mark()
   }
 
-  // Whether the log knows that nothing for the stream's one device was released after `after`.
-  quiet (after: number): boolean {
+  // What the log knows was released for the stream's one device after `after`, without a read.
+  known (after: LogCursor, upTo: LogCursor): ReadonlyArray<RecordOf<K>> | undefined {
     const { deviceIds } = this.selector
-    return deviceIds?.length === 1 && this.ctx.log.newestFor(this.kind, deviceIds[0]!) <= after
+    if (deviceIds?.length !== 1) return undefined
+    const known = this.ctx.log.knownAfter(this.kind, deviceIds[0]!, after.clock)
+    if (known === undefined || known.length === 0) return known
+    // A cursor that resumes by id, or a record above the reader's mark (it arrives live): read.
+    const record = known[0]!
+    if (after.notification > 0 || after.command > 0 || this.rules.cursorOf(record) > upTo.clock) return undefined
+    return this.matches(record) ? known : NOTHING_AFTER as ReadonlyArray<RecordOf<K>>
   }
 
   readAfter (after: LogCursor, upTo: LogCursor, limit: number): Promise<Array<RecordOf<K>>> {

@@ -57,10 +57,10 @@ export interface MessageStreamSpec<R, V> {
   /** Items after `after` and at or below `upTo`, oldest first, at most `limit` (`MessageLog.readAfter`). */
   readAfter(after: LogCursor, upTo: LogCursor, limit: number): Promise<R[]>
   /**
-   * Whether the log knows that nothing for this stream was released after `after` (one
-   * device, see `MessageLog.newestFor`): the first backlog read is then skipped.
+   * What the log knows, without a read, this stream finds after `after` up to `upTo` (one device,
+   * see `MessageLog.knownAfter`): nothing, or the device's one newer record; undefined: read.
    */
-  quiet?(after: number): boolean
+  known?(after: LogCursor, upTo: LogCursor): readonly R[] | undefined
   /** The item an event names (shared between listeners); undefined when gone. */
   load(event: MessageEvent): Promise<R | undefined>
   /** Filters of a live item (scope at event time, names, lifetime). */
@@ -230,14 +230,15 @@ class Stream<R, V> implements MessageStream<V> {
 
   /** Reads the next backlog page (at most 100, within the cap) after `after`, up to the mark. */
   private async readPage (after: LogCursor): Promise<void> {
-    if (after.clock >= this.mark.clock || this.spec.quiet?.(after.clock) === true) {
+    const known = after.clock >= this.mark.clock ? [] : this.spec.known?.(after, this.mark)
+    if (known?.length === 0) {
       // Nothing is committed between the cursor and the mark (for this stream); everything later
       // arrives live. A client re-polling with its newest cursor costs no read.
       this.more = false
       return
     }
     const want = Math.min(this.spec.pageSize ?? PAGE, this.remaining)
-    const page = want > 0 ? await this.spec.readAfter(after, this.mark, want) : []
+    const page = want > 0 ? known?.slice() ?? await this.spec.readAfter(after, this.mark, want) : []
     this.remaining -= page.length
     this.more = page.length === want && this.remaining > 0
     if (page.length > 0) this.pageAfter = this.spec.cursorOf(page[page.length - 1]!)

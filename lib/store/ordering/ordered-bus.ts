@@ -138,7 +138,7 @@ export async function createOrderedBus (
   let settledAt: number | undefined
 
   const release = (event: MessageEvent): void => {
-    newest.remember(event.kind, event.deviceId, event.order!.stamp, mark!.clock)
+    newest.remember(event.kind, event.deviceId, event.order!.stamp, mark!.clock, event.record)
     mark = advance(mark!, event)
     listeners.deliver(event)
     catchUps.reached(mark.clock)
@@ -264,7 +264,7 @@ export async function createOrderedBus (
       return resyncs
     },
     mark: () => ({ ...mark! }),
-    newestFor: (kind: MessageKind, deviceId: string) => newest.newestFor(kind, deviceId),
+    knownAfter: (kind: MessageKind, deviceId: string, after: number) => newest.knownAfter(kind, deviceId, after),
     caughtUp: () => closed ? Promise.resolve() : catchUps.wait(mark!.clock),
     written: (event) => {
       catchUps.written(event)

@@ -185,14 +185,16 @@ t.test('a cursor at or past the mark costs no read: what follows arrives live', 
   t.equal(reads, 0, 'no backlog read')
 })
 
-t.test('a stream whose doorbell knows nothing newer for it skips the backlog read', async (t) => {
+t.test('a stream whose log knows what is newer for it skips the backlog read', async (t) => {
   const doorbell = createMemoryDoorbell()
   const rows = [1, 2, 3].map((id) => ({ id, ts: id }))
   let reads = 0
   const counted = async (): Promise<Row[]> => { reads++; return [] }
-  const quiet = poll(spec(rows, doorbell, { after: cursorAtClock(1), quiet: () => true, readAfter: counted }), { waitSeconds: 0 })
+  const quiet = poll(spec(rows, doorbell, { after: cursorAtClock(1), known: () => [], readAfter: counted }), { waitSeconds: 0 })
   t.same(await quiet, [])
+  const sole = poll(spec(rows, doorbell, { after: cursorAtClock(2), known: () => [rows[2]!], readAfter: counted }), { waitSeconds: 0 })
+  t.same(await sole, [3], 'the one record the log knows is the answer')
   t.equal(reads, 0, 'no read')
-  const busy = poll(spec(rows, doorbell, { after: cursorAtClock(1), quiet: () => false }), { waitSeconds: 0 })
+  const busy = poll(spec(rows, doorbell, { after: cursorAtClock(1), known: () => undefined }), { waitSeconds: 0 })
   t.same(await busy, [2, 3], 'otherwise the backlog is read')
 })

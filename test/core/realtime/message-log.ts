@@ -138,17 +138,18 @@ t.test('a write that committed before this process heard of it: no reader is tol
   await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   const input = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
   const before = await hub.log.mark()
-  const newestBefore = hub.log.newestFor('notification', 'd')
+  const knownBefore = hub.log.knownAfter('notification', 'd', before.clock)
   const written = hub.log.append({ kind: 'notification', input: { ...input, notification: 'late' } })
   await inserted
   const mark = await hub.log.mark()
   t.ok(mark.notification > before.notification, 'the mark holds the committed row')
-  t.ok(hub.log.newestFor('notification', 'd') >= mark.clock,
-    `while the write is unanswered its device's newest stamp vouches for nothing (was ${newestBefore})`)
+  t.equal(hub.log.knownAfter('notification', 'd', before.clock), undefined,
+    `while the write is unanswered the log vouches for nothing of its device (was ${JSON.stringify(knownBefore)})`)
   const rows = await hub.log.readAfter('notification', { scope: { networkIds: 'all', deviceTypeIds: 'all' }, deviceIds: ['d'] },
     before, mark, 10)
   t.same(rows.map((r) => r.notification), ['late'], 'so the reader reads the backlog and finds it')
   release()
   const record = await written
-  t.equal(hub.log.newestFor('notification', 'd'), record.stamp, 'once answered, the newest stamp is the write\'s')
+  t.same(hub.log.knownAfter('notification', 'd', record.stamp), [], 'once answered, nothing is newer than the write')
+  t.same(hub.log.knownAfter('notification', 'd', before.clock), [record], 'and the write is the one record after the mark before it')
 })

@@ -152,20 +152,42 @@ t.test('caughtUp waits until this process\'s own acknowledged writes are release
   t.equal(bus.mark().clock, 12)
 })
 
-t.test('newestFor: the newest stamp released per kind and device, never below the last resync', async (t) => {
+t.test('knownAfter: nothing after the newest stamp released per kind and device, never below the last resync', async (t) => {
   const { inner, draw, bus } = await setup(t)
-  t.equal(bus.newestFor('command', 'd'), 10, 'nothing known per device below the first mark')
+  t.same(bus.knownAfter('command', 'd', 10), [], 'nothing known per device below the first mark')
+  t.equal(bus.knownAfter('command', 'd', 9), undefined, 'below it: not known')
   await inner.publish({ ...chained('command', 5, 10, 11), deviceId: 'a' })
   await inner.publish({ ...chained('notification', 4, 11, 12), deviceId: 'a' })
   await inner.publish({ ...chained('command', 6, 12, 13), deviceId: 'b' })
-  t.equal(bus.newestFor('command', 'a'), 11)
-  t.equal(bus.newestFor('notification', 'a'), 12)
-  t.equal(bus.newestFor('command', 'b'), 13)
-  t.equal(bus.newestFor('command-update', 'a'), 10, 'a kind never released for the device: the floor')
+  t.same(bus.knownAfter('command', 'a', 11), [])
+  t.same(bus.knownAfter('notification', 'a', 12), [])
+  t.same(bus.knownAfter('command', 'b', 13), [])
+  t.equal(bus.knownAfter('command', 'b', 12), undefined, 'an event that carried no record: read the store')
+  t.same(bus.knownAfter('command-update', 'a', 10), [], 'a kind never released for the device: the floor')
   draw.at = { cursor: { clock: 20, notification: 9, command: 9 }, nextXid: 70 }
   await inner.publish({ kind: 'resync' })
   await eventually(() => bus.mark().clock === 20)
-  t.equal(bus.newestFor('command', 'a'), 20, 'after a resync nothing is known per device below its mark')
+  t.same(bus.knownAfter('command', 'a', 20), [], 'after a resync nothing is known per device below its mark')
+  t.equal(bus.knownAfter('command', 'a', 19), undefined)
+})
+
+t.test('knownAfter: the one record of a device after a cursor, from the released event, until an update changes it', async (t) => {
+  const { inner, bus } = await setup(t)
+  const command = (id: number, stamp: number) => ({ id, command: 'n', deviceId: 'a', networkId: 1, deviceTypeId: 1, userId: null,
+    parameters: null, lifetime: null, status: null, result: null, timestamp: stamp, lastUpdated: stamp, isUpdated: false, stamp })
+  const first = command(5, 11)
+  await inner.publish({ ...chained('command', 5, 10, 11), deviceId: 'a', record: first })
+  t.same(bus.knownAfter('command', 'a', 10), [first], 'the floor is 10: the newest is the only record after it')
+  t.equal(bus.knownAfter('command', 'a', 10)![0], first, 'the record the bus carried')
+  const second = command(6, 12)
+  await inner.publish({ ...chained('command', 6, 11, 12), deviceId: 'a', record: second })
+  t.same(bus.knownAfter('command', 'a', 11), [second])
+  t.equal(bus.knownAfter('command', 'a', 10), undefined, 'two records after the cursor: read the store')
+  const updated = { ...second, status: 'done', lastUpdated: 13, isUpdated: true }
+  await inner.publish({ ...chained('command-update', 6, 12, 13), deviceId: 'a', record: updated })
+  t.equal(bus.knownAfter('command', 'a', 11), undefined, 'its update changed the command: read the store')
+  t.same(bus.knownAfter('command-update', 'a', 10), [updated], 'the update itself is known')
+  t.same(bus.knownAfter('command', 'a', 12), [], 'and nothing newer than it')
 })
 
 t.test('an instance of an earlier version reads a packed payload as a gap and resynchronises (rolling upgrade)', async (t) => {
