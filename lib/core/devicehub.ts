@@ -209,6 +209,8 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   const log = createMessageLog({
     store, bus: orderedBus, clock, channel: ordered?.channel, order: ordered?.order, onWritten: recorder.written
   })
+  // The log knows nothing per device below its first mark (`MessageLog.knownAfter`): take it now.
+  await log.mark()
   // Before the router, so every listener it serves reads past what the cache held: a `revoke` or
   // `resync` may stand for rows another instance changed (rights, assignments) without telling
   // this store.

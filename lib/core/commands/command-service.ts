@@ -7,6 +7,7 @@ import { requireAction } from '../auth/permissions.js'
 import type { Principal } from '../auth/principal.js'
 import type { ServiceContext } from '../context.js'
 import { loadDeviceInScope } from '../devices/device-access.js'
+import type { DeviceRecord } from '../devices/device-ports.js'
 import { badRequest, notFound } from '../errors.js'
 import type { Cancellation } from '../realtime/cancellation.js'
 import type { LogCursor } from '../realtime/log-cursor.js'
@@ -125,6 +126,17 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     return openMessageStream(spec).then((stream) => longPoll(stream, { waitSeconds, signal: options.signal }))
   }
 
+  /**
+   * Command `id`'s update from the log's memory: the device's one update released after the
+   * command's insert `stamp`, when it is this command's, of the device as stored now (a device
+   * deleted on another instance and made again under its id has other commands).
+   */
+  const rememberedUpdate = (device: DeviceRecord, id: number, stamp: number): CommandRecord | undefined => {
+    const [update] = ctx.log.knownAfter('command-update', device.id, stamp) ?? []
+    if (update === undefined || update.id !== id) return undefined
+    return update.networkId === device.networkId && update.deviceTypeId === device.deviceTypeId ? update : undefined
+  }
+
   return {
     async subscribe (principal, input) {
       const selector = await resolveSubscribeTargets(store, principal, Action.GetDeviceCommand, input)
@@ -231,28 +243,29 @@ export function createCommandService (ctx: ServiceContext): CommandService {
     },
 
     async wait (principal, input) {
-      await loadDeviceInScope(store, principal, Action.GetDeviceCommand, input.deviceId)
+      const device = await loadDeviceInScope(store, principal, Action.GetDeviceCommand, input.deviceId)
       const id = parsePathId(input.commandId, () => commandNotFound(input.commandId))
       const waitSeconds = parseWaitTimeout(input.waitTimeout)
       if (input.signal?.aborted === true || ctx.waiters.closed) return null
       // Register first, then look: the lookup is the stream's mark. An update committed after it
       // is stamped later and arrives live; one committed before it is seen by the lookup. A
-      // command the bus released lately and no update since needs no lookup (unanswered-commands.ts):
-      // an update released after that arrives live too.
+      // command the bus released lately needs no lookup (unanswered-commands.ts): unanswered, an
+      // update released after that arrives live; answered, the log's memory may hold its update.
       let found: CommandRecord | 'pending' | undefined
       const openMark = async (): Promise<LogCursor> => {
-        let stamp = ctx.unansweredCommands.stampOf(id, input.deviceId)
-        if (stamp === undefined) {
+        let heard = ctx.unansweredCommands.heard(id, input.deviceId)
+        if (heard === undefined) {
           // Its insert may be this process's own, acknowledged and not yet released (on
           // PostgreSQL it follows the foreign writes drawn before it): the client's usual order.
           await ctx.log.caughtUp()
-          stamp = ctx.unansweredCommands.stampOf(id, input.deviceId)
+          heard = ctx.unansweredCommands.heard(id, input.deviceId)
         }
-        if (stamp !== undefined) {
+        if (heard !== undefined && !heard.answered) {
           found = 'pending'
-          return cursorAtClock(stamp)
+          return cursorAtClock(heard.stamp)
         }
-        const command = await store.commands.findForDevice(input.deviceId, id)
+        const update = heard === undefined ? undefined : rememberedUpdate(device, id, heard.stamp)
+        const command = update ?? await store.commands.findForDevice(input.deviceId, id)
         found = command === undefined ? undefined : command.isUpdated ? command : 'pending'
         // Not `lastUpdated`: before the first update it is the insert's `timestamp`, which a
         // client may have set to any time. Every update is stamped later than the insert's stamp.

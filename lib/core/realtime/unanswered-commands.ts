@@ -1,23 +1,24 @@
 /**
- * The commands this hub heard inserted and not yet updated (answered by their device), as its
- * bus released them. The wait for a command's result (`GET …/command/{id}/poll`, most often sent
- * just after the post) starts from it instead of reading the row: the lookup was one statement
- * in every command round trip (issue #26), on PostgreSQL the most frequent one.
+ * The commands this hub heard inserted lately, and whether an update (their device's answer) was
+ * heard since, as its bus released them. The wait for a command's result (`GET …/command/{id}/poll`,
+ * most often sent just after the post) starts from it instead of reading the row: the lookup was
+ * one statement in every command round trip (issue #26), on PostgreSQL the most frequent one.
  *
  * It hears the same bus as the router, before it, so between two events it knows exactly what
  * every stream has been handed: a wait that registers its stream and then finds its command here
- * misses no update (one released later reaches the stream; one released earlier took the command
- * out of here). It only ever says "still unanswered"; everything else is read from the store: an
- * answered command (its update is read as stored, never served from here), one not heard (written
- * before the start, not released yet, longer ago than `maxAgeMs`, or its event came without its
- * record). A `resync` (events may have been lost) empties it, and so does a dropped bus
- * connection, after which it stays deaf until the resync that follows the reconnection.
+ * unanswered misses no update (one released later reaches the stream; one released earlier marked
+ * it answered). An answered command's update is taken from the log's memory of the device's
+ * newest update (`MessageLog.knownAfter`) when that memory holds it, else read from the store, as
+ * is a command not heard (written before the start, not released yet, longer ago than `maxAgeMs`,
+ * or its event came without its record). A `resync` (events may have been lost) empties it, and so
+ * does a dropped bus connection, after which it stays deaf until the resync that follows the
+ * reconnection.
  *
  * A device deleted here (alone, or with its network or device type) empties it (`forget`): a new
  * device under the same id does not own the old one's commands. A deletion on another instance is
  * not heard; a wait there for such a command within `maxAgeMs` waits for an update that cannot
  * come (a command update checks the device as stored) and answers 204 at its timeout instead of
- * at once: latency, and nothing of the deleted device is shown.
+ * at once; an answer taken from memory must match the device's network and type as stored.
  */
 import type { BusEvent } from './bus.js'
 import type { CommandRecord } from './message-records.js'
@@ -26,12 +27,18 @@ export interface UnansweredCommands {
   /** Hears one event of the hub's ordered bus (subscribed before the router). */
   hear(event: BusEvent): void
   /**
-   * The insert stamp of command `id` if it was heard, for `deviceId`, within `maxAgeMs`, and no
-   * update since; else undefined (read the store).
+   * Command `id` if it was heard, for `deviceId`, within `maxAgeMs`: its insert stamp, and whether
+   * an update was heard since; else undefined (read the store).
    */
-  stampOf(id: number, deviceId: string): number | undefined
+  heard(id: number, deviceId: string): HeardCommand | undefined
   /** Forgets every command (a device was deleted on this instance). */
   forget(): void
+}
+
+/** A command as heard: the insert's stamp (a wait's cursor) and whether it was answered since. */
+export interface HeardCommand {
+  readonly stamp: number
+  readonly answered: boolean
 }
 
 export interface UnansweredCommandsOptions {
@@ -43,17 +50,17 @@ export interface UnansweredCommandsOptions {
   now?: () => number
 }
 
-interface Entry {
+interface Entry extends HeardCommand {
   readonly deviceId: string
-  readonly stamp: number
   readonly heardAt: number
+  answered: boolean
 }
 
 /**
  * @example
  * const unanswered = createUnansweredCommands()
  * bus.subscribe(unanswered.hear)
- * unanswered.stampOf(42, 'dev-1') // undefined: read the row
+ * unanswered.heard(42, 'dev-1') // undefined: read the row
  */
 export function createUnansweredCommands (options: UnansweredCommandsOptions = {}): UnansweredCommands {
   const maxEntries = options.maxEntries ?? 10_000
@@ -82,19 +89,20 @@ export function createUnansweredCommands (options: UnansweredCommandsOptions = {
           deaf = true
         }
       } else if (event.kind === 'command-update') {
-        entries.delete(event.id)
+        const entry = entries.get(event.id)
+        if (entry !== undefined) entry.answered = true
       } else if (event.kind === 'command' && !deaf) {
         const record = event.record as CommandRecord | undefined
         if (record === undefined) return
         const time = now()
-        entries.set(event.id, { deviceId: record.deviceId, stamp: record.stamp, heardAt: time })
+        entries.set(event.id, { deviceId: record.deviceId, stamp: record.stamp, heardAt: time, answered: false })
         evict(time)
       }
     },
-    stampOf (id, deviceId) {
+    heard (id, deviceId) {
       const entry = entries.get(id)
       if (entry === undefined || entry.deviceId !== deviceId || now() - entry.heardAt > maxAgeMs) return undefined
-      return entry.stamp
+      return entry
     },
     forget () {
       entries.clear()

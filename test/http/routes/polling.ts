@@ -198,7 +198,7 @@ t.test('wait for a command: 204 unknown, 200 already updated, 204 on timeout, 20
   t.equal(doorbellOf(h).size, 0)
 })
 
-t.test('the wait reads no row for a command released and unanswered; a reused device id owns none', async (t) => {
+t.test('the wait reads no row for a command released, unanswered or answered; a reused device id owns none', async (t) => {
   const h = await createTestApp(t)
   const device = await addDevice(h)
   const commands = h.hub.store.commands
@@ -217,7 +217,20 @@ t.test('the wait reads no row for a command released and unanswered; a reused de
   t.equal(done.body.status, 'Done', 'the update arrives live')
   const already = await h.request('GET', `/device/${device}/command/${id}/poll`)
   t.same(already.body, done.body, 'answered: at once, as stored')
-  t.equal(reads, 1, 'an answered command is read from the store')
+  // The log remembers the device's newest update on SQLite and on PostgreSQL's ordered bus.
+  const remembers = h.store.dialect === 'sqlite' || process.env.DEVICEHUB_TEST_PG_DOORBELL === '1'
+  let expected = remembers ? 0 : 1
+  t.equal(reads, expected, 'an answered command is taken from the log\'s memory of its update')
+
+  // Its device moved to another network since: the memory's command is not the device's as stored.
+  const elsewhere = (await h.request('POST', '/network', { body: { name: 'elsewhere', description: null } })).body.id as number
+  const moved = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id as number
+  await h.request('PUT', `/device/${device}/command/${moved}`, { body: { status: 'Moved' } })
+  t.equal((await h.request('PUT', `/device/${device}`, { body: { name: 'moved', networkId: elsewhere } })).status, 204)
+  const afterMove = await h.request('GET', `/device/${device}/command/${moved}/poll`)
+  t.equal(afterMove.body.status, 'Moved', 'answered, as stored')
+  t.equal(reads, ++expected, 'read from the store')
+  t.equal((await h.request('PUT', `/device/${device}`, { body: { name: 'back', networkId: 1 } })).status, 204)
 
   // The device goes and comes back under its id: its old commands are not its own any more.
   const pending = (await h.request('POST', `/device/${device}/command`, { body: { command: 'c' } })).body.id as number
@@ -226,7 +239,7 @@ t.test('the wait reads no row for a command released and unanswered; a reused de
   const parkedTooLong = sleep(5000).then(() => 'parked')
   const again = await Promise.race([h.request('GET', `/device/${device}/command/${pending}/poll`), parkedTooLong])
   t.equal(typeof again === 'string' ? again : again.status, 204, 'unknown for the new device: 204 at once')
-  t.equal(reads, 2, 'read from the store')
+  t.equal(reads, ++expected, 'read from the store')
 
   // The same when the device goes with its network.
   const network = (await h.request('POST', '/network', { body: { name: 'short-lived', description: null } })).body.id as number
