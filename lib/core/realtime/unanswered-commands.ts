@@ -51,6 +51,7 @@ export interface UnansweredCommandsOptions {
 }
 
 interface Entry extends HeardCommand {
+  readonly id: number
   readonly deviceId: string
   readonly heardAt: number
   answered: boolean
@@ -66,26 +67,41 @@ export function createUnansweredCommands (options: UnansweredCommandsOptions = {
   const maxEntries = options.maxEntries ?? 10_000
   const maxAgeMs = options.maxAgeMs ?? 10_000
   const now = options.now ?? (() => performance.now())
-  // In the order heard: the oldest first.
   const entries = new Map<number, Entry>()
+  // In the order heard, the oldest from `head` on. Not the map's own order: a map iterated from its
+  // start after deletions at the front walks every deleted slot, ~10 µs per command at 10,000.
+  let heardOrder: Array<Entry | undefined> = []
+  let head = 0
   let deaf = false
 
+  const clear = (): void => {
+    entries.clear()
+    heardOrder = []
+    head = 0
+  }
+
   const evict = (time: number): void => {
-    for (const [id, entry] of entries) {
-      if (entries.size <= maxEntries && time - entry.heardAt <= maxAgeMs) return
-      entries.delete(id)
+    while (head < heardOrder.length) {
+      const oldest = heardOrder[head]!
+      if (entries.size <= maxEntries && time - oldest.heardAt <= maxAgeMs) break
+      if (entries.get(oldest.id) === oldest) entries.delete(oldest.id)
+      heardOrder[head++] = undefined
+    }
+    if (head > 1024 && head * 2 > heardOrder.length) {
+      heardOrder = heardOrder.slice(head)
+      head = 0
     }
   }
 
   return {
     hear (event) {
       if (event.kind === 'resync') {
-        entries.clear()
+        clear()
         deaf = false
       } else if (event.kind === 'connection') {
         // Down: foreign events are lost until the resync that follows the reconnection.
         if (!event.up) {
-          entries.clear()
+          clear()
           deaf = true
         }
       } else if (event.kind === 'command-update') {
@@ -95,7 +111,9 @@ export function createUnansweredCommands (options: UnansweredCommandsOptions = {
         const record = event.record as CommandRecord | undefined
         if (record === undefined) return
         const time = now()
-        entries.set(event.id, { deviceId: record.deviceId, stamp: record.stamp, heardAt: time, answered: false })
+        const entry: Entry = { id: event.id, deviceId: record.deviceId, stamp: record.stamp, heardAt: time, answered: false }
+        entries.set(event.id, entry)
+        heardOrder.push(entry)
         evict(time)
       }
     },
@@ -105,7 +123,7 @@ export function createUnansweredCommands (options: UnansweredCommandsOptions = {
       return entry
     },
     forget () {
-      entries.clear()
+      clear()
     }
   }
 }
