@@ -5,9 +5,10 @@
  * the first one taken, or where a memory that filled up started over) nothing is known per device.
  *
  * With each stamp it keeps the device's stamp before it and, while memory allows, the record
- * itself: a reader whose cursor lies between the two has exactly that record to read, and is answered from here instead of the store. Under load a device often
- * re-polls just after its next command was released (a client on another instance answered
- * quickly), which cost a backlog read per round trip before.
+ * itself: a reader whose cursor lies between the two has exactly that record to read, and is
+ * answered from here instead of the store. Under load a device often re-polls just after its next
+ * command was released (a client on another instance answered quickly), which cost a backlog read
+ * per round trip before.
  */
 import type { MessageKind } from './bus.js'
 import type { CommandRecord, NotificationRecord } from './message-records.js'
