@@ -17,11 +17,23 @@ import type { CommandRecord, NotificationRecord } from './message-records.js'
 const MAX_DEVICES = 100_000
 /** Records kept per kind: parameters make them large, so far fewer than stamps. */
 const MAX_RECORDS = 10_000
+/**
+ * How long a record is handed out after its release: a re-poll comes within a round trip. Bounded
+ * so that a device deleted and made again under its id does not meet its predecessor's record
+ * for long (a read finds only the device's own rows, by its key).
+ */
+const RECORD_AGE_MS = 10_000
 
 type MessageRecord = NotificationRecord | CommandRecord
 
 /** What `knownAfter` answers when nothing is known after the cursor (shared: it is never changed). */
 export const NOTHING_AFTER: readonly MessageRecord[] = Object.freeze([])
+
+/** A record as released, and when (monotonic ms). */
+interface Held {
+  record: MessageRecord
+  at: number
+}
 
 /** A device's newest stamp, and the newest before it (or the floor then). */
 interface Newest {
@@ -52,9 +64,9 @@ export interface NewestStamps {
  * newest.knownAfter('notification', 'd1', 12) // [] (nothing after 12)
  * newest.knownAfter('notification', 'd1', 0) // [record] (the floor is 0, nothing came before it)
  */
-export function createNewestStamps (): NewestStamps {
+export function createNewestStamps (now: () => number = () => performance.now()): NewestStamps {
   const newest = new Map<MessageKind, Map<string, Newest>>()
-  const records = new Map<MessageKind, Map<string, MessageRecord>>()
+  const records = new Map<MessageKind, Map<string, Held>>()
   let floor = 0
   const newestFor = (kind: MessageKind, deviceId: string): number =>
     Math.max(newest.get(kind)?.get(deviceId)?.stamp ?? 0, floor)
@@ -65,11 +77,11 @@ export function createNewestStamps (): NewestStamps {
     if (record === undefined) held.delete(deviceId)
     else {
       if (held.size >= MAX_RECORDS && !held.has(deviceId)) held.clear()
-      held.set(deviceId, record)
+      held.set(deviceId, { record, at: now() })
     }
     // An update changes its command's row: the command as inserted is no longer what a read finds.
     if (kind === 'command-update') {
-      const command = records.get('command')?.get(deviceId)
+      const command = records.get('command')?.get(deviceId)?.record
       if (command !== undefined && (record === undefined || command.id === record.id)) records.get('command')!.delete(deviceId)
     }
   }
@@ -90,8 +102,9 @@ export function createNewestStamps (): NewestStamps {
       if (newestFor(kind, deviceId) <= after) return NOTHING_AFTER
       const entry = newest.get(kind)?.get(deviceId)
       if (entry === undefined || entry.stamp <= floor || entry.before > after) return undefined
-      const record = records.get(kind)?.get(deviceId)
-      if (record === undefined) return undefined
+      const held = records.get(kind)?.get(deviceId)
+      if (held === undefined || now() - held.at > RECORD_AGE_MS) return undefined
+      const { record } = held
       const stamp = kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
       return stamp === entry.stamp ? [record] : undefined
     },
