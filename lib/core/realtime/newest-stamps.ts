@@ -4,36 +4,24 @@
  * up to the mark (`MessageLog.knownAfter`). Below the floor (a mark: the last resynchronisation's,
  * the first one taken, or where a memory that filled up started over) nothing is known per device.
  *
- * With each stamp it keeps the device's stamp before it and, while memory allows, the record
- * itself: a reader whose cursor lies between the two has exactly that record to read, and is
+ * With each stamp it keeps the device's stamp before it and, for a short while, the record
+ * itself (recent-records.ts): a reader whose cursor lies between the two has exactly that record to read, and is
  * answered from here instead of the store. Under load a device often re-polls just after its next
  * command was released (a client on another instance answered quickly), which cost a backlog read
  * per round trip before.
  */
 import type { MessageKind } from './bus.js'
 import type { CommandRecord, NotificationRecord } from './message-records.js'
+import type { RecentRecords } from './recent-records.js'
+import { createRecentRecords } from './recent-records.js'
 
 /** Devices remembered per kind before the memory starts over from the mark. */
 const MAX_DEVICES = 100_000
-/** Records kept per kind: parameters make them large, so far fewer than stamps. */
-const MAX_RECORDS = 10_000
-/**
- * How long a record is handed out after its release: a re-poll comes within a round trip. Bounded
- * so that a device deleted and made again under its id does not meet its predecessor's record
- * for long (a read finds only the device's own rows, by its key).
- */
-const RECORD_AGE_MS = 10_000
 
 type MessageRecord = NotificationRecord | CommandRecord
 
 /** What `knownAfter` answers when nothing is known after the cursor (shared: it is never changed). */
 export const NOTHING_AFTER: readonly MessageRecord[] = Object.freeze([])
-
-/** A record as released, and when (monotonic ms). */
-interface Held {
-  record: MessageRecord
-  at: number
-}
 
 /** A device's newest stamp, and the newest before it (or the floor then). */
 interface Newest {
@@ -64,25 +52,19 @@ export interface NewestStamps {
  * newest.knownAfter('notification', 'd1', 12) // [] (nothing after 12)
  * newest.knownAfter('notification', 'd1', 0) // [record] (the floor is 0, nothing came before it)
  */
-export function createNewestStamps (now: () => number = () => performance.now()): NewestStamps {
+export function createNewestStamps (records: RecentRecords = createRecentRecords()): NewestStamps {
   const newest = new Map<MessageKind, Map<string, Newest>>()
-  const records = new Map<MessageKind, Map<string, Held>>()
   let floor = 0
   const newestFor = (kind: MessageKind, deviceId: string): number =>
     Math.max(newest.get(kind)?.get(deviceId)?.stamp ?? 0, floor)
 
   const keep = (kind: MessageKind, deviceId: string, record: MessageRecord | undefined): void => {
-    let held = records.get(kind)
-    if (held === undefined) records.set(kind, held = new Map())
-    if (record === undefined) held.delete(deviceId)
-    else {
-      if (held.size >= MAX_RECORDS && !held.has(deviceId)) held.clear()
-      held.set(deviceId, { record, at: now() })
-    }
+    if (record === undefined) records.drop(kind, deviceId)
+    else records.hold(kind, deviceId, record)
     // An update changes its command's row: the command as inserted is no longer what a read finds.
     if (kind === 'command-update') {
-      const command = records.get('command')?.get(deviceId)?.record
-      if (command !== undefined && (record === undefined || command.id === record.id)) records.get('command')!.delete(deviceId)
+      const command = records.get('command', deviceId)
+      if (command !== undefined && (record === undefined || command.id === record.id)) records.drop('command', deviceId)
     }
   }
 
@@ -92,7 +74,7 @@ export function createNewestStamps (now: () => number = () => performance.now())
       if (devices === undefined) newest.set(kind, devices = new Map())
       if (devices.size >= MAX_DEVICES && !devices.has(deviceId)) {
         devices.clear()
-        records.get(kind)?.clear()
+        records.clear(kind)
         floor = mark
       }
       devices.set(deviceId, { stamp, before: newestFor(kind, deviceId) })
@@ -102,9 +84,8 @@ export function createNewestStamps (now: () => number = () => performance.now())
       if (newestFor(kind, deviceId) <= after) return NOTHING_AFTER
       const entry = newest.get(kind)?.get(deviceId)
       if (entry === undefined || entry.stamp <= floor || entry.before > after) return undefined
-      const held = records.get(kind)?.get(deviceId)
-      if (held === undefined || now() - held.at > RECORD_AGE_MS) return undefined
-      const { record } = held
+      const record = records.get(kind, deviceId)
+      if (record === undefined) return undefined
       const stamp = kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
       return stamp === entry.stamp ? [record] : undefined
     },
