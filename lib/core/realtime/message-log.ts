@@ -25,6 +25,7 @@ import type { DrawLink, StoreRing } from './store-ring.js'
 import type { MessageSelector } from './message-filter.js'
 import { createNewestStamps } from './newest-stamps.js'
 import type { CommandPatch, CommandRecord, NewCommand, NewNotification, NotificationRecord } from './message-records.js'
+import { messageStamp } from './message-records.js'
 
 /** One write to the log. */
 export type LogWrite =
@@ -162,7 +163,7 @@ function createLocalNewest (): LocalNewest {
       }
     },
     note (kind, record, committed) {
-      const stamp = kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
+      const stamp = messageStamp(kind, record)
       highest = Math.max(highest, stamp)
       newest.remember(kind, record.deviceId, stamp, highest, committed ? record : undefined)
     },

@@ -92,6 +92,17 @@ export interface CommandPatch {
 }
 
 /**
+ * The log stamp a record of `kind` stands at: its insert's, or `lastUpdated` for an update (the
+ * cursor a reader resumes after).
+ *
+ * @example
+ * messageStamp('command-update', command) // command.lastUpdated
+ */
+export function messageStamp (kind: 'notification' | 'command' | 'command-update', record: NotificationRecord | CommandRecord): number {
+  return kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
+}
+
+/**
  * R7: a command whose lifetime has passed without an update is not handed to pollers. The
  * lifetime counts from the server's stamp, never a client's timestamp; `0`, like null, is no
  * lifetime (DeviceHive stores it and never expires the command), over REST and WebSocket alike.

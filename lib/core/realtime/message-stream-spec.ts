@@ -18,8 +18,8 @@ import type { MessageLog, RecordOf } from './message-log.js'
 import type { CommandRecord, NotificationRecord } from './message-records.js'
 import { commandExpired } from './message-records.js'
 import type { MessageStreamSpec } from './message-stream.js'
-import type { RoutedResync, Router, RoutingKeys } from './router.js'
 import { NOTHING_AFTER } from './newest-stamps.js'
+import type { RoutedResync, Router, RoutingKeys } from './router.js'
 import { routingKeys } from './router.js'
 
 /** What a stream is built from (a service context has all of it). */

@@ -12,6 +12,7 @@
  */
 import type { MessageKind } from './bus.js'
 import type { CommandRecord, NotificationRecord } from './message-records.js'
+import { messageStamp } from './message-records.js'
 import type { RecentRecords } from './recent-records.js'
 import { createRecentRecords } from './recent-records.js'
 
@@ -86,8 +87,7 @@ export function createNewestStamps (records: RecentRecords = createRecentRecords
       if (entry === undefined || entry.stamp <= floor || entry.before > after) return undefined
       const record = records.get(kind, deviceId)
       if (record === undefined) return undefined
-      const stamp = kind === 'command-update' ? (record as CommandRecord).lastUpdated : record.stamp
-      return stamp === entry.stamp ? [record] : undefined
+      return messageStamp(kind, record) === entry.stamp ? [record] : undefined
     },
     forget (mark) {
       floor = mark

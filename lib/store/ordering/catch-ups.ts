@@ -5,6 +5,7 @@
  * reader takes the mark as it is and gets the rest live (nothing is lost, only later).
  */
 import type { MessageEvent } from '../../core/realtime/bus.js'
+import { messageStamp } from '../../core/realtime/message-records.js'
 
 interface CatchUp {
   stamp: number
@@ -35,7 +36,7 @@ export function createCatchUps (capMs: number): CatchUps {
     written (event) {
       const record = event.record
       if (record === undefined) return
-      const stamp = event.kind === 'command-update' && 'lastUpdated' in record ? record.lastUpdated : record.stamp
+      const stamp = messageStamp(event.kind, record)
       if (stamp > acknowledged) acknowledged = stamp
     },
     wait (mark) {

@@ -34,6 +34,17 @@ async function settle (p: ProxyHarness, client: ProxyClient, deviceId: string, c
   await client.waitDeliveries(count)
 }
 
+/** A proxy with one plugin subscribed and a device whose notification 'one' was delivered. */
+async function oneDelivered (t: Parameters<typeof startProxy>[0]) {
+  const p = await startProxy(t)
+  const plugin = await registerPlugin(p.h)
+  const dev = await addDevice(p.h)
+  const c = await subscribed(p, plugin)
+  await notify(p, dev, 'one')
+  const [one] = await c.waitDeliveries(1)
+  return { p, plugin, dev, c, one: one! }
+}
+
 /** Names of the delivered events, as `kind:name`. */
 function delivered (client: ProxyClient): string[] {
   return client.deliveries.map(({ event }) => event.b.notification !== undefined
@@ -187,12 +198,7 @@ t.test('P7: the owner\'s current scope decides; a locked owner gets nothing', as
 })
 
 t.test('status mid-stream: INACTIVE stops at once, ACTIVE again delivers only later events', async (t) => {
-  const p = await startProxy(t)
-  const plugin = await registerPlugin(p.h)
-  const dev = await addDevice(p.h)
-  const c = await subscribed(p, plugin)
-  await notify(p, dev, 'one')
-  await c.waitDeliveries(1)
+  const { p, plugin, dev, c } = await oneDelivered(t)
   t.equal((await p.h.request('PUT', '/plugin', { query: { topicName: plugin.topicName, status: 'INACTIVE' } })).status, 204)
   await notify(p, dev, 'while-inactive')
   await sleep(200)
@@ -214,32 +220,22 @@ t.test('status mid-stream: INACTIVE stops at once, ACTIVE again delivers only la
 })
 
 t.test('an activation made on another instance starts here at its stored cursor, not when this instance sees it', async (t) => {
-  const p = await startProxy(t)
-  const plugin = await registerPlugin(p.h)
-  const dev = await addDevice(p.h)
-  const c = await subscribed(p, plugin)
-  await notify(p, dev, 'one')
-  const [one] = await c.waitDeliveries(1)
+  const { p, plugin, dev, c, one } = await oneDelivered(t)
   // Another instance deactivated and activated the plugin after 'one' (its mark stored with the
   // new subscription id); this instance heard neither change and learns of it from the row only
   // when the next event, 'two', wakes its consumer: by then its own "now" is past 'two'.
   const row = (await p.h.store.plugins.findByTopic(plugin.topicName))!
-  const activationCursor = decodeLogCursor(one!.cursor)!
+  const activationCursor = decodeLogCursor(one.cursor)!
   t.ok(await p.h.store.plugins.update(row.id, { subscriptionId: row.subscriptionId! + 1, activationCursor }))
   await notify(p, dev, 'two')
   await c.waitDeliveries(2)
   await sleep(100)
   t.same(delivered(c), ['n:one', 'n:two'], 'what follows the activation is delivered')
-  t.not(c.deliveries[1]!.event.cId, one!.event.cId, 'under the new activation')
+  t.not(c.deliveries[1]!.event.cId, one.event.cId, 'under the new activation')
 })
 
 t.test('an activation stored without its cursor (an older version made it) starts here when this instance sees it', async (t) => {
-  const p = await startProxy(t)
-  const plugin = await registerPlugin(p.h)
-  const dev = await addDevice(p.h)
-  const c = await subscribed(p, plugin)
-  await notify(p, dev, 'one')
-  await c.waitDeliveries(1)
+  const { p, plugin, dev, c } = await oneDelivered(t)
   const row = (await p.h.store.plugins.findByTopic(plugin.topicName))!
   t.ok(await p.h.store.plugins.update(row.id, { subscriptionId: row.subscriptionId! + 1, activationCursor: null }))
   // 'two' wakes the consumer, which then starts at this instance's "now": past 'two', never before 'one'.
