@@ -35,6 +35,9 @@ async function openExisting (location: string): Promise<KyselyStore> {
 
 async function withStore<T> (location: string, fn: (store: KyselyStore) => Promise<T>): Promise<T> {
   const store = await openExisting(location)
+  // Servers on this PostgreSQL database drop their cached reads of the rows changed at commit
+  // (a no-op on SQLite, where a server sees the file's commit itself).
+  store.watchOwnWrites((tx) => tx.notify(DEFAULT_HUB_CHANNEL, encodeDoorbellEvent({ kind: 'stale-reads' })))
   try {
     return await fn(store)
   } finally {

@@ -214,7 +214,15 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
   // Before the router, so every listener it serves reads past what the cache held: a `revoke` or
   // `resync` may stand for rows another instance changed (rights, assignments) without telling
   // this store.
-  orderedBus.subscribe((event) => { if (event.kind === 'revoke' || event.kind === 'resync') store.forgetReads() })
+  orderedBus.subscribe((event) => {
+    if (event.kind === 'stale-reads' || event.kind === 'revoke' || event.kind === 'resync') store.forgetReads()
+  })
+  // Every write of those rows tells the other instances at its commit: their read caches then
+  // serve nothing older than it, whatever their age (see docs/architecture.md, "Read cache").
+  const unwatchOwn = store.watchOwnWrites((tx) => orderedBus.publish({ kind: 'stale-reads' }, tx).catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not tell other instances of a write to users, devices or their scopes')
+    throw error
+  }))
   // Another process's commits ring no bell (the CLI's `user passwd` on this SQLite file): a
   // resync makes every stream check its rights and read the log again, as after a gap.
   const unwatchOthers = store.watchOtherWriters(() => {
@@ -284,6 +292,7 @@ export async function createDeviceHub (options: DeviceHubOptions): Promise<Devic
       closing ??= (async () => {
         initialisation.abandon()
         unwatchOthers()
+        unwatchOwn()
         waiters.releaseAll()
         pluginDelivery.close()
         await retention.stop()

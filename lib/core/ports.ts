@@ -61,11 +61,22 @@ export interface Store {
    */
   notify(channel: string, payload: string): Promise<void>
   /**
-   * Drops what the store keeps of earlier reads (users, assignments, devices; up to a second
-   * old): the hub calls it when a `revoke` or `resync` says another instance changed rows that
-   * its own writes never invalidated here.
+   * Drops what the store keeps of earlier reads (users, assignments, devices): the hub calls it
+   * when a `stale-reads`, `revoke` or `resync` says another instance changed rows that its own
+   * writes never invalidated here.
    */
   forgetReads(): void
+  /**
+   * Calls `listener` after each of this store's writes to the rows `forgetReads` covers (users,
+   * assignments, networks, device types, devices), with the store of the write's transaction, so
+   * that what it publishes there commits with the write (outside a transaction the write has
+   * committed: the listener's failure is then ignored, and other instances' reads wait out their
+   * age). Returns the function that stops it.
+   *
+   * @example
+   * const off = store.watchOwnWrites((tx) => bus.publish({ kind: 'stale-reads' }, tx))
+   */
+  watchOwnWrites(listener: (tx: Store) => Promise<void>): () => void
   /**
    * Calls `listener` when another process may have committed to the database since it last
    * looked, which no bus event tells (SQLite: the CLI writing the file a server runs on, seen

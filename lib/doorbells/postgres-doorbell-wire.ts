@@ -18,7 +18,9 @@ const PASSWORD_CHANGE = 'password:'
  * Compact wire form: ids and routing keys, then the record when it fits. Control events keep the
  * six-element form of earlier versions (instances of two versions may share a database during an
  * upgrade): `plugin` as [kind, plugin id, '', null, null, topic], `revoke` as [kind, user id,
- * '' or `password:<kept token id>`, null, null, '' or a plugin's topic]. Device ids (48) and
+ * '' or `password:<kept token id>`, null, null, '' or a plugin's topic], `stale-reads` as [kind, 0,
+ * '', null, null, ''] (an instance of a version before it logs that one as malformed and ignores
+ * it: its reads then wait out its cache's age, as before). Device ids (48) and
  * names (128) are bounded by their columns, so a payload stays below PostgreSQL's 8000-byte NOTIFY
  * limit. Writes that ride the statement (pg-message-writes.ts) send ten elements: these six, the
  * record or null, and the draw chain (`prev`, `stamp`, `nextXid`); a statement of several rows
@@ -26,6 +28,7 @@ const PASSWORD_CHANGE = 'password:'
  */
 export function encodeDoorbellEvent (event: Exclude<BusEvent, LocalEvent>): string {
   if (event.kind === 'plugin') return JSON.stringify([event.kind, event.pluginId, '', null, null, event.topic])
+  if (event.kind === 'stale-reads') return STALE_READS
   if (event.kind === 'revoke') {
     const tokens = event.what === 'tokens' ? `${PASSWORD_CHANGE}${event.keptTokenId}` : ''
     return JSON.stringify([event.kind, event.userId, tokens, null, null, event.what === 'plugin' ? event.topic : ''])
@@ -36,6 +39,9 @@ export function encodeDoorbellEvent (event: Exclude<BusEvent, LocalEvent>): stri
   // NOTIFY payloads end at 8,000 bytes: a large record stays behind (listeners read the row).
   return Buffer.byteLength(withRecord) <= MAX_PAYLOAD ? withRecord : JSON.stringify(fields)
 }
+
+/** `stale-reads` on the wire: one payload, so PostgreSQL folds a transaction's copies into one NOTIFY. */
+const STALE_READS = JSON.stringify(['stale-reads', 0, '', null, null, ''])
 
 /** Largest payload sent with its record (PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more). */
 const MAX_PAYLOAD = 7900
@@ -59,6 +65,11 @@ export function isMessagePayload (payload: string | undefined): boolean {
 /** Whether a payload is a `revoke` event's, told without parsing it (as `isMessagePayload`). */
 export function isRevokePayload (payload: string | undefined): boolean {
   return payload !== undefined && payload.startsWith('["revoke"')
+}
+
+/** Whether a payload is a `stale-reads` event's, told without parsing it (as `isMessagePayload`). */
+export function isStaleReadsPayload (payload: string | undefined): boolean {
+  return payload === STALE_READS
 }
 
 /** PostgreSQL refuses NOTIFY payloads of this many bytes or more: a longer one is not ours. */
@@ -189,6 +200,7 @@ function decodeValue (value: unknown): BusEvent | undefined {
   if (typeof kind !== 'string' || !Number.isSafeInteger(id) || typeof deviceId !== 'string' ||
     !nullableId(networkId) || !nullableId(deviceTypeId) || typeof name !== 'string') return undefined
   if (kind === 'plugin' || kind === 'revoke') return value.length === 6 ? controlEvent(kind, id as number, deviceId, name) : undefined
+  if (kind === 'stale-reads') return value.length === 6 ? { kind } : undefined
   if (!MESSAGE_KINDS.has(kind)) return undefined
   const event: MessageEvent = { kind: kind as MessageKind, id: id as number, deviceId, networkId, deviceTypeId, name }
   // The record is written by devicehub's own statements (pg-message-writes.ts) in the record's

@@ -13,7 +13,9 @@ import type { Logger, Store } from '../core/ports.js'
 import { silentLogger } from '../core/ports.js'
 import type { Bus, BusEvent, LocalEvent } from '../core/realtime/bus.js'
 import { createListenerSet } from '../core/realtime/listener-set.js'
-import { decodeDoorbellEvents, encodeDoorbellEvent, isMessagePayload, isRevokePayload } from './postgres-doorbell-wire.js'
+import {
+  decodeDoorbellEvents, encodeDoorbellEvent, isMessagePayload, isRevokePayload, isStaleReadsPayload
+} from './postgres-doorbell-wire.js'
 
 export { decodeDoorbellEvent, decodeDoorbellEvents, encodeDoorbellEvent } from './postgres-doorbell-wire.js'
 
@@ -51,11 +53,11 @@ export interface PostgresDoorbell extends Bus {
   /** Server process id of the LISTEN connection (for monitoring and tests), when connected. */
   readonly listenerPid: number | undefined
   /**
-   * Stops delivering the message and revocation events sent by these server processes (a store's
-   * connections, `KyselyStore.sessions`), dropped before they are parsed: their writer orders the
-   * messages from its statements' answers (postgres-ordering.ts), and `publish` delivered the
-   * revocations at commit. Plugin events are still delivered. The set is read live; a later call
-   * replaces it.
+   * Stops delivering the message, revocation and stale-reads events sent by these server
+   * processes (a store's connections, `KyselyStore.sessions`), dropped before they are parsed:
+   * their writer orders the messages from its statements' answers (postgres-ordering.ts),
+   * `publish` delivered the revocations at commit, and the store that wrote the rows dropped its
+   * own reads. Plugin events are still delivered. The set is read live; a later call replaces it.
    */
   ignoreWritesOf(sessions: ReadonlySet<number>): void
 }
@@ -102,7 +104,10 @@ export async function createPostgresDoorbell (url: string, options: PostgresDoor
 
   const onNotification = (message: Notification): void => {
     if (message.channel !== channel) return
-    if (ignored.has(message.processId) && (isMessagePayload(message.payload) || isRevokePayload(message.payload))) return
+    // This instance's own writes reached it already: messages from their statements' answers, a
+    // revocation at commit, stale reads through the store that wrote them.
+    if (ignored.has(message.processId) && (isMessagePayload(message.payload) || isRevokePayload(message.payload) ||
+      isStaleReadsPayload(message.payload))) return
     const events = decodeDoorbellEvents(message.payload ?? '')
     if (events.length === 0) {
       logger.warn({ channel, payload: message.payload?.slice(0, 200) }, 'doorbell ignored a malformed notification')

@@ -63,7 +63,7 @@ export function createKyselyStore (db: Kysely<Database>, dialect: StoreDialect, 
   const templates = createQueryTemplates({ timing, prefix: dialect.templatePrefix, direct: options.directExecutor?.(root) })
   const shared: Shared = {
     cache: createReadCache(options.readCache), timing, templates, sessions: options.sessions ?? new Set(),
-    watchOtherWriters: options.watchOtherWriters ?? (() => () => {})
+    watchOtherWriters: options.watchOtherWriters ?? (() => () => {}), ownWrites: new Set()
   }
   return build(root, dialect, undefined, shared)
 }
@@ -75,6 +75,8 @@ interface Shared {
   templates: QueryTemplates
   sessions: ReadonlySet<number>
   watchOtherWriters: (listener: () => void) => () => void
+  /** `Store.watchOwnWrites` listeners. */
+  ownWrites: Set<(tx: Store) => Promise<void>>
 }
 
 function build (
@@ -87,6 +89,14 @@ function build (
   const inTransaction = pending !== undefined
   // Inside a transaction, writes also clear the cache once the transaction commits.
   const afterCommit = pending === undefined ? undefined : (fn: () => void) => { pending.push(fn) }
+  // After each write of a cached repository: `watchOwnWrites` (the hub tells the other instances).
+  const written = async (): Promise<void> => {
+    for (const listener of [...shared.ownWrites]) {
+      if (inTransaction) await listener(store)
+      else await listener(store).catch(() => {})
+    }
+  }
+  const cachedWrites = { afterCommit, written }
   // A transaction builds a store of its own, and a write transaction touches one or two of its
   // repositories: each is built (and wrapped) on first use, not all of them per transaction.
   const built: Partial<Record<RepositoryName, unknown>> = {}
@@ -109,23 +119,23 @@ function build (
       return once('users', () => cachedRepository(guardRepository(createUserRepository(db), dialect), cache, {
         cached: { findById: 'user', networkIds: 'user-networks', deviceTypeIds: 'user-device-types' },
         reads: ['findByLogin', 'list', 'count', 'countActiveAdmins', 'clientsOfNetwork', 'clientsOfDeviceType']
-      }, afterCommit))
+      }, cachedWrites))
     },
     get networks () {
       return once('networks', () => cachedRepository(guardRepository(createNamedEntityRepository(db, 'networks'), dialect), cache, {
         reads: ['findById', 'findByName', 'list', 'count']
-      }, afterCommit))
+      }, cachedWrites))
     },
     get deviceTypes () {
       return once('deviceTypes', () => cachedRepository(guardRepository(createNamedEntityRepository(db, 'device_types'), dialect), cache, {
         reads: ['findById', 'findByName', 'list', 'count']
-      }, afterCommit))
+      }, cachedWrites))
     },
     get devices () {
       return once('devices', () => cachedRepository(guardRepository(createDeviceRepository(db, templates), dialect), cache, {
         cached: { findById: 'device' },
         reads: ['list', 'count']
-      }, afterCommit))
+      }, cachedWrites))
     },
     get commands () {
       return once('commands', () => guardRepository(createCommandRepository(db, messageWrites(), templates), dialect))
@@ -172,6 +182,11 @@ function build (
     },
     forgetReads: () => cache.invalidate(),
     watchOtherWriters: shared.watchOtherWriters,
+    watchOwnWrites (listener) {
+      const entry = (tx: Store): Promise<void> => listener(tx)
+      shared.ownWrites.add(entry)
+      return () => { shared.ownWrites.delete(entry) }
+    },
     observeQueries: timing.observe,
     async close () {
       if (inTransaction) return

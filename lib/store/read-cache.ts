@@ -9,13 +9,17 @@
  *   before and after it runs, and again after its transaction commits (a concurrent read on
  *   another connection may have cached the old row meanwhile). That covers cascades: deleting a
  *   network or a device type clears the devices and assignments it removed;
- * - entries live at most `ttlMs` (default 1 s): the bound on how stale an answer can be after a
- *   write by another process (another instance on PostgreSQL, the CLI on the same SQLite file).
+ * - entries live at most `ttlMs` (default 10 s): the bound on how stale an answer can be after a
+ *   write by another process that says nothing of it. Other instances and the CLI on PostgreSQL
+ *   announce theirs (a `stale-reads` bus event, `Store.watchOwnWrites`), and a server sees the
+ *   CLI's commits to its SQLite file within 250 ms (`Store.watchOtherWriters`); both drop the
+ *   whole cache. What is left is a hand-written SQL change, or an instance of a version before
+ *   stop 60 during a rolling upgrade.
  *
  * Concurrent misses on one key share one read. Callers get a shallow copy of each record.
  */
 
-export const DEFAULT_READ_CACHE_TTL_MS = 1000
+export const DEFAULT_READ_CACHE_TTL_MS = 10_000
 const DEFAULT_MAX_ENTRIES = 10_000
 
 export interface ReadCacheOptions {
@@ -76,20 +80,29 @@ function copy (value: unknown): unknown {
   return value
 }
 
+/** Where a wrapped repository's writes stand: its transaction, and who hears of them. */
+export interface CachedWrites {
+  /** Schedules the post-commit invalidation inside a transaction; undefined outside one. */
+  afterCommit: ((fn: () => void) => void) | undefined
+  /** Runs after each write that succeeded (the store tells other instances: `Store.watchOwnWrites`). */
+  written: () => Promise<void>
+}
+
 /**
  * Wraps a repository: `cached` methods (name -> key prefix) are served from `cache` outside
- * transactions, `reads` pass through, and every other method invalidates the cache.
- * `afterCommit` schedules the post-commit invalidation inside a transaction (undefined outside).
+ * transactions, `reads` pass through, and every other method invalidates the cache and, once it
+ * succeeded, calls `writes.written`.
  *
  * @example
- * users = cachedRepository(users, cache, { cached: { findById: 'user' }, reads: ['list'] }, undefined)
+ * users = cachedRepository(users, cache, { cached: { findById: 'user' }, reads: ['list'] }, { afterCommit: undefined, written })
  */
 export function cachedRepository<T extends object> (
   repository: T,
   cache: ReadCache,
   methods: { cached?: Partial<Record<keyof T, string>>, reads?: ReadonlyArray<keyof T> },
-  afterCommit: ((fn: () => void) => void) | undefined
+  writes: CachedWrites
 ): T {
+  const { afterCommit, written } = writes
   const wrapped: Record<string, unknown> = {}
   const reads = new Set<PropertyKey>(methods.reads ?? [])
   const cached = (methods.cached ?? {}) as Record<string, string | undefined>
@@ -110,12 +123,15 @@ export function cachedRepository<T extends object> (
     }
     wrapped[name] = async (...args: unknown[]) => {
       invalidate()
+      let result: unknown
       try {
-        return await method(...args)
+        result = await method(...args)
       } finally {
         invalidate()
         afterCommit?.(invalidate)
       }
+      await written()
+      return result
     }
   }
   return wrapped as T

@@ -154,9 +154,11 @@ t.test('a write in a transaction clears the cache again after the commit', async
   const repository = cachedRepository({
     async find (id: string) { return `${id}:${stored}` },
     async write (value: string) { stored = value }
-  }, cache, { cached: { find: 'x' } }, undefined)
+  }, cache, { cached: { find: 'x' } }, { afterCommit: undefined, written: async () => {} })
   const pending: Array<() => void> = []
-  const inTx = cachedRepository({ async write (value: string) { stored = value } }, cache, {}, (fn) => { pending.push(fn) })
+  const inTx = cachedRepository({ async write (value: string) { stored = value } }, cache, {}, {
+    afterCommit: (fn) => { pending.push(fn) }, written: async () => {}
+  })
   t.equal(await repository.find('a'), 'a:old')
   await inTx.write('new')
   stored = 'old' // the transaction has not committed: another connection still reads the old row
@@ -194,4 +196,38 @@ t.test('the cache itself', async (t) => {
   t.equal(await cache.get('a', load), 6, 'invalidated')
   const off = createReadCache({ ttlMs: 0 })
   t.equal(off.enabled, false)
+})
+
+t.test('watchOwnWrites: each write of a cached repository is told, in its transaction; reads and messages are not', async (t) => {
+  const r = await rig(t)
+  const told: Array<{ inTransaction: boolean }> = []
+  const off = r.store.watchOwnWrites(async (tx) => { told.push({ inTransaction: tx !== r.store }) })
+  await r.store.devices.findById('d1')
+  await r.store.users.findById(r.userId)
+  await r.store.networks.list('all', {})
+  t.equal(told.length, 0, 'reads are not writes')
+  await r.store.commands.insert({
+    command: 'c', deviceId: 'd1', networkId: r.networkId, deviceTypeId: r.deviceTypeId, userId: null,
+    parameters: null, lifetime: null, status: null, result: null
+  }, Date.now())
+  t.equal(told.length, 0, 'a message write changes no cached row')
+  await r.store.devices.update('d1', { name: 'renamed' })
+  t.same(told, [{ inTransaction: false }], 'a write outside a transaction is told after it, on the store itself')
+  await r.store.transaction(async (tx) => {
+    await tx.networks.update(r.networkId, { description: 'd' })
+    await tx.users.update(r.userId, { data: { a: 1 } })
+  })
+  t.same(told.slice(1), [{ inTransaction: true }, { inTransaction: true }], 'writes in a transaction are told there, one each')
+  off()
+  await r.store.deviceTypes.update(r.deviceTypeId, { description: 'x' })
+  t.equal(told.length, 3, 'off() stops it')
+})
+
+t.test('watchOwnWrites: a listener that fails in a transaction fails the write; outside one it is ignored', async (t) => {
+  const r = await rig(t)
+  r.store.watchOwnWrites(async () => { throw new Error('bus down') })
+  await t.rejects(r.store.transaction((tx) => tx.devices.update('d1', { name: 'rolled-back' })), /bus down/)
+  t.equal((await r.store.devices.findById('d1'))?.name, 'd1', 'the transaction rolled back')
+  t.equal(await r.store.devices.update('d1', { name: 'kept' }), true, 'committed: the caller hears of the write, not of the listener')
+  t.equal((await r.store.devices.findById('d1'))?.name, 'kept')
 })

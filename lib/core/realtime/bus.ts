@@ -72,7 +72,17 @@ export interface ConnectionEvent {
   up: boolean
 }
 
-export type BusEvent = MessageEvent | ResyncEvent | PluginEvent | RevokeEvent | ConnectionEvent
+/**
+ * A committed write changed rows that every request reads (users, assignments, networks, device
+ * types, devices): each instance drops what its store keeps of earlier reads (`Store.forgetReads`).
+ * The hub publishes it in every such write's transaction (`Store.watchOwnWrites`), so another
+ * instance serves no row older than the write once it hears the commit. Message readers ignore it.
+ */
+export interface StaleReadsEvent {
+  kind: 'stale-reads'
+}
+
+export type BusEvent = MessageEvent | ResyncEvent | PluginEvent | RevokeEvent | StaleReadsEvent | ConnectionEvent
 
 /** Control events that only the bus itself raises, for this instance's listeners. */
 export type LocalEvent = ResyncEvent | ConnectionEvent

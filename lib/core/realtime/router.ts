@@ -97,8 +97,9 @@ export function createRouter (bus: Bus): Router {
   }
 
   const onEvent = (event: BusEvent): void => {
-    // The bus's connection state is readiness's business, not a reader's.
-    if (event.kind === 'connection') return
+    // The bus's connection state is readiness's business, and stale reads the store's (the hub
+    // drops its read cache), not a reader's.
+    if (event.kind === 'connection' || event.kind === 'stale-reads') return
     if (event.kind === 'resync') {
       const fresh: RoutedResync = { kind: 'resync', reads: new Map(), checks: new WeakMap() }
       for (const listener of [...all]) call(listener, fresh)

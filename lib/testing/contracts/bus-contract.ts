@@ -89,7 +89,8 @@ export const busContract: Record<string, BusCheck> = {
         { kind: 'plugin', pluginId: 3, topic: 'plugin_topic_a' },
         { kind: 'revoke', userId: 5, what: 'rights' },
         { kind: 'revoke', userId: 5, what: 'plugin', topic: 'plugin_topic_a' },
-        { kind: 'revoke', userId: 5, what: 'tokens', keptTokenId: 'abc' }
+        { kind: 'revoke', userId: 5, what: 'tokens', keptTokenId: 'abc' },
+        { kind: 'stale-reads' }
       ]
       for (const event of sent) await bus.publish(event)
       await c.waitFor(sent.length)

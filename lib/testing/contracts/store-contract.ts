@@ -1045,6 +1045,36 @@ function pluginAndTransactionChecks (check: Register): void {
   })
 }
 
+/** What the hub tells other instances of (their caches of these rows): `Store.watchOwnWrites`. */
+function ownWriteChecks (check: Register): void {
+  check('watchOwnWrites: each write of users, networks, device types and devices, in its transaction', async ({ store }) => {
+    const told: boolean[] = []
+    const off = store.watchOwnWrites(async (tx) => { told.push(tx !== store) })
+    const networkId = await store.networks.insert({ name: 'watched', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'watched', description: null })
+    await store.devices.findById('none')
+    await store.networks.findById(networkId)
+    same(told, [false, false], 'writes outside a transaction, none for reads')
+    await store.transaction(async (tx) => {
+      await tx.devices.insert({ id: 'watched', name: 'w', data: null, networkId, deviceTypeId, isBlocked: false })
+      await tx.users.insert(newUser('watched'))
+    })
+    same(told, [false, false, true, true], 'writes in a transaction, with its store')
+    await assert.rejects(store.transaction(async (tx) => {
+      off()
+      const stop = tx.watchOwnWrites(async () => { throw new Error('cannot tell') })
+      try {
+        await tx.devices.update('watched', { name: 'rolled back' })
+      } finally {
+        stop()
+      }
+    }), /cannot tell/)
+    assert.equal((await store.devices.findById('watched'))?.name, 'w', 'a listener failing in a transaction fails it')
+    await store.devices.update('watched', { name: 'after off' })
+    assert.equal(told.length, 4, 'off() stops it')
+  })
+}
+
 function purgeAndDurabilityChecks (check: Register): void {
   check('deleted devices: history detached from a namesake at once, purged in batches (issue #16)', async ({ store }) => {
     const device = { id: 'namesake', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false }
@@ -1134,6 +1164,7 @@ function buildContract (): Record<string, StoreContractCheck> {
   batchChecks(check)
   settingChecks(check)
   pluginAndTransactionChecks(check)
+  ownWriteChecks(check)
   purgeAndDurabilityChecks(check)
   return checks
 }
