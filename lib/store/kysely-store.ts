@@ -183,6 +183,7 @@ function build (
     forgetReads: () => cache.invalidate(),
     watchOtherWriters: shared.watchOtherWriters,
     watchOwnWrites (listener) {
+      // An entry of its own: one function watched twice is two watches, each stopped by its own off().
       const entry = (tx: Store): Promise<void> => listener(tx)
       shared.ownWrites.add(entry)
       return () => { shared.ownWrites.delete(entry) }

@@ -7,8 +7,10 @@ import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { createDeviceHub } from '../../lib/core/devicehub.js'
 import type { DeviceHub } from '../../lib/core/devicehub.js'
-import { createPostgresDoorbell, decodeDoorbellEvent, encodeDoorbellEvent } from '../../lib/doorbells/postgres-doorbell.js'
-import { decodeDoorbellEvents, isRevokePayload, isStaleReadsPayload } from '../../lib/doorbells/postgres-doorbell-wire.js'
+import { createPostgresDoorbell } from '../../lib/doorbells/postgres-doorbell.js'
+import {
+  decodeDoorbellEvent, decodeDoorbellEvents, encodeDoorbellEvent, isRevokePayload, isStaleReadsPayload
+} from '../../lib/doorbells/postgres-doorbell-wire.js'
 import { buildServer } from '../../lib/http/build-server.js'
 import { openPostgresStore } from '../../lib/store/dialects/postgres.js'
 import { DEFAULT_READ_CACHE_TTL_MS } from '../../lib/store/read-cache.js'
