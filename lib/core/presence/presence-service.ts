@@ -28,6 +28,31 @@ const SWEEP_BATCH = 500
 /** Open connections refreshed by one statement of a heartbeat: about 2 ms of SQLite's time on the event loop. */
 const HEARTBEAT_CHUNK = 200
 
+/**
+ * Transactions marking devices online at once, per instance. They queue on the message log's
+ * order anyway (each may append a notification), so a reconnect storm waits here rather than in
+ * the store's pool, where it would hold back the heartbeat and every request.
+ */
+const MARKING_AT_ONCE = 2
+
+/** Runs at most `limit` of the works given to it at once; the others wait their turn, first come first served. */
+function createQueue (limit: number): (work: () => Promise<void>) => Promise<void> {
+  let running = 0
+  const waiting: Array<() => void> = []
+  return async (work) => {
+    if (running < limit) running++
+    else await new Promise<void>((resolve) => waiting.push(resolve))
+    try {
+      await work()
+    } finally {
+      // The turn passes to the next one waiting, if any.
+      const next = waiting.shift()
+      if (next === undefined) running--
+      else next()
+    }
+  }
+}
+
 /** Appends `$device-online` / `$device-offline` for `deviceId` in `tx` (R3: with its network and device type). */
 async function announce (
   ctx: Ctx, tx: Store, deviceId: string, name: '$device-online' | '$device-offline', lastSeen: number | undefined
@@ -44,6 +69,23 @@ async function announce (
       parameters: { online: name === '$device-online', lastSeen: lastSeen === undefined ? null : formatTimestamp(lastSeen) }
     }
   }, tx)
+}
+
+/** Marks `deviceId` online in a transaction, and announces it when that changed something. */
+async function markOnlineNow (ctx: Ctx, settings: PresenceSettings, deviceId: string): Promise<void> {
+  await ctx.store.transaction(async (tx) => {
+    // The time the row is written, not the time the device was seen: a transaction that queued
+    // past the window (thousands of devices reconnecting at once) would write a lastSeen the
+    // next heartbeat already counts as expired, and announce the device offline and back.
+    const now = ctx.clock.now()
+    const since = now - settings.windowMs
+    const before = settings.notifications ? (await tx.presence.lastSeen([deviceId])).get(deviceId) : undefined
+    const change = await tx.presence.markOnline(deviceId, now, since)
+    if (!settings.notifications || change === 'none') return
+    // Came back before a sweep noticed it had gone: announce both, in order.
+    if (change === 'expired') await announce(ctx, tx, deviceId, '$device-offline', before)
+    await announce(ctx, tx, deviceId, '$device-online', now)
+  })
 }
 
 /**
@@ -63,6 +105,9 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
   const written = new Map<string, number>()
   const connections = new Map<string, number>()
   const inFlight = new Set<Promise<unknown>>()
+  /** Devices with a presence write under way, and how many: the heartbeat leaves them to it. */
+  const writing = new Map<string, number>()
+  const marking = createQueue(MARKING_AT_ONCE)
   let heartbeat: NodeJS.Timeout | undefined
   /** A heartbeat still running (thousands of connections, a slow database): the next one is skipped. */
   let beating = false
@@ -75,30 +120,25 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
     return promise
   }
 
+  /** A device that `refresh` left out, marked online in its turn; even after stop(): a close's write is not lost. */
+  const markOnline = (deviceId: string): Promise<void> => marking(() => markOnlineNow(ctx, settings, deviceId))
+
   async function write (deviceId: string, now: number): Promise<void> {
     if ((await store.presence.refresh([deviceId], now, now - windowMs)).size > 0) return
-    await markOnline(deviceId, now)
-  }
-
-  /** A device that `refresh` left out: marked online in a transaction, announced if it changed. */
-  async function markOnline (deviceId: string, now: number): Promise<void> {
-    const since = now - windowMs
-    await store.transaction(async (tx) => {
-      const before = settings.notifications ? (await tx.presence.lastSeen([deviceId])).get(deviceId) : undefined
-      const change = await tx.presence.markOnline(deviceId, now, since)
-      if (!settings.notifications || change === 'none') return
-      // Came back before a sweep noticed it had gone: announce both, in order.
-      if (change === 'expired') await announce(ctx, tx, deviceId, '$device-offline', before)
-      await announce(ctx, tx, deviceId, '$device-online', now)
-    })
+    await markOnline(deviceId)
   }
 
   /** Runs a presence write of `deviceId`: tracked (stop waits for it), and never failing (presence is best effort). */
   function settle (deviceId: string, work: Promise<void>): Promise<void> {
+    writing.set(deviceId, (writing.get(deviceId) ?? 0) + 1)
     return track(work.catch((error: unknown) => {
       // The device may have been deleted meanwhile.
       written.delete(deviceId)
       logger.debug({ err: error, deviceId }, 'presence write failed')
+    }).finally(() => {
+      const left = (writing.get(deviceId) ?? 1) - 1
+      if (left > 0) writing.set(deviceId, left)
+      else writing.delete(deviceId)
     }))
   }
 
@@ -124,9 +164,12 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
       const chunk = deviceIds.slice(i, i + HEARTBEAT_CHUNK)
       const now = clock.now()
       for (const deviceId of chunk) written.set(deviceId, now)
+      // A device whose connection has just opened is being marked online by its own write: a
+      // second transaction on its row would only queue behind the first (thousands at a restart).
+      const beingMarked = new Set(chunk.filter((deviceId) => writing.has(deviceId)))
       const refreshed = await store.presence.refresh(chunk, now, now - windowMs)
       for (const deviceId of chunk) {
-        if (!refreshed.has(deviceId) && !stopped) void settle(deviceId, markOnline(deviceId, now))
+        if (!refreshed.has(deviceId) && !beingMarked.has(deviceId) && !stopped) void settle(deviceId, markOnline(deviceId))
       }
     }
   }
