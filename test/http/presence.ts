@@ -93,10 +93,10 @@ t.test('the heartbeat refreshes every open connection, one statement per 200 dev
   const presence = h.hub.store.presence
   const refresh = presence.refresh.bind(presence)
   const lists: number[] = []
-  // Noted once done: on PostgreSQL a statement is still running when it has been called.
   let release = (): void => {}
   const released = new Promise<void>((resolve) => { release = resolve })
   let beats = 0
+  // Noted once done: on PostgreSQL a statement is still running when it has been called.
   presence.refresh = async (deviceIds, now, freshSince) => {
     const refreshed = await refresh(deviceIds, now, freshSince)
     lists.push(deviceIds.length)
