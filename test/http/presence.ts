@@ -107,10 +107,17 @@ t.test('the heartbeat refreshes every open connection, one statement per 200 dev
   // and the heartbeats meanwhile find none of them online.
   const transaction = h.hub.store.transaction.bind(h.hub.store)
   let transactions = 0
+  let running = 0
+  let mostAtOnce = 0
   h.hub.store.transaction = async (work) => {
     transactions++
-    await released
-    return await transaction(work)
+    mostAtOnce = Math.max(mostAtOnce, ++running)
+    try {
+      await released
+      return await transaction(work)
+    } finally {
+      running--
+    }
   }
   const closers = ids.map((id) => h.hub.presence.connectionOpened(id))
   // Opening each connection marks its device online, one device at a time.
@@ -125,6 +132,7 @@ t.test('the heartbeat refreshes every open connection, one statement per 200 dev
   // The heartbeats during the wave left each device to the write marking it online, which wrote
   // the time of writing: nothing had expired by the next heartbeat.
   t.equal(transactions, ids.length, 'one transaction per device coming online')
+  t.equal(mostAtOnce, 2, 'two at a time: the rest waited in the presence service, not in the pool')
   const history = await h.request('GET', '/device/beat-3/notification', { query: { sortField: 'timestamp' } })
   t.same(history.body.map((n: { notification: string }) => n.notification), ['$device-online'], 'online once, never offline')
   // The statements counted may include one that committed before `seen` was read (it was noted

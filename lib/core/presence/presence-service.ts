@@ -53,6 +53,13 @@ function createQueue (limit: number): (work: () => Promise<void>) => Promise<voi
   }
 }
 
+/** One less of `key` in `counts`; the key goes at zero. */
+function countDown (counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1
+  if (left > 0) counts.set(key, left)
+  else counts.delete(key)
+}
+
 /** Appends `$device-online` / `$device-offline` for `deviceId` in `tx` (R3: with its network and device type). */
 async function announce (
   ctx: Ctx, tx: Store, deviceId: string, name: '$device-online' | '$device-offline', lastSeen: number | undefined
@@ -135,11 +142,7 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
       // The device may have been deleted meanwhile.
       written.delete(deviceId)
       logger.debug({ err: error, deviceId }, 'presence write failed')
-    }).finally(() => {
-      const left = (writing.get(deviceId) ?? 1) - 1
-      if (left > 0) writing.set(deviceId, left)
-      else writing.delete(deviceId)
-    }))
+    }).finally(() => countDown(writing, deviceId)))
   }
 
   function seen (deviceId: string, force = false): Promise<void> {
@@ -216,9 +219,7 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
       return () => {
         if (!open) return
         open = false
-        const left = (connections.get(deviceId) ?? 1) - 1
-        if (left > 0) connections.set(deviceId, left)
-        else connections.delete(deviceId)
+        countDown(connections, deviceId)
         // Its last moment online counts as seen.
         void seen(deviceId, true)
       }
