@@ -11,6 +11,8 @@
  *   # once the devicehub child has warmed up (about 7 s after it starts):
  *   node --import tsx bench/allocations.ts 9339 6 /tmp/roundtrip.heapprofile
  *   # with --live: only what was not collected again by the end (what survived scavenges)
+ *   # with --promoted: what no scavenge collected (moved to the old generation), whether or not a
+ *   # major GC collected it since: what makes the old generation grow
  */
 import { writeFileSync } from 'node:fs'
 import WebSocket from 'ws'
@@ -19,7 +21,10 @@ interface CallFrame { functionName: string, url: string, lineNumber: number }
 interface ProfileNode { callFrame: CallFrame, selfSize: number, children?: ProfileNode[] }
 interface Reply { id?: number, result?: { profile?: { head: ProfileNode } } }
 
-async function sample (port: number, seconds: number, live: boolean): Promise<{ head: ProfileNode }> {
+/** What a sample keeps: every allocation, what was not collected by the end, or what no scavenge collected. */
+type Mode = 'all' | 'live' | 'promoted'
+
+async function sample (port: number, seconds: number, mode: Mode): Promise<{ head: ProfileNode }> {
   const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json() as Array<{ webSocketDebuggerUrl: string }>
   const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl)
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
@@ -37,8 +42,10 @@ async function sample (port: number, seconds: number, live: boolean): Promise<{ 
   try {
     await send('HeapProfiler.enable')
     await send('HeapProfiler.startSampling', {
-      // Live only: finer samples, as what stays is a small part of what is allocated.
-      samplingInterval: live ? 1024 : 8192, includeObjectsCollectedByMajorGC: !live, includeObjectsCollectedByMinorGC: !live
+      // Live or promoted only: finer samples, as what stays is a small part of what is allocated.
+      samplingInterval: mode === 'all' ? 8192 : 1024,
+      includeObjectsCollectedByMajorGC: mode !== 'live',
+      includeObjectsCollectedByMinorGC: mode === 'all'
     })
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
     const { result } = await send('HeapProfiler.stopSampling')
@@ -64,9 +71,9 @@ function print (title: string, counts: Map<string, number>, total: number, rows:
   for (const [key, bytes] of sorted) console.log(`${(bytes / total * 100).toFixed(1).padStart(5)}%  ${key}`)
 }
 
-const live = process.argv.includes('--live')
-const [port, seconds, out] = process.argv.slice(2).filter((a) => a !== '--live')
-const profile = await sample(Number(port ?? 9339), Number(seconds ?? 6), live)
+const mode: Mode = process.argv.includes('--live') ? 'live' : process.argv.includes('--promoted') ? 'promoted' : 'all'
+const [port, seconds, out] = process.argv.slice(2).filter((a) => a !== '--live' && a !== '--promoted')
+const profile = await sample(Number(port ?? 9339), Number(seconds ?? 6), mode)
 if (out !== undefined) writeFileSync(out, JSON.stringify(profile))
 const byModule = new Map<string, number>()
 const byFunction = new Map<string, number>()
@@ -86,7 +93,7 @@ while (stack.length > 0) {
   add(byOurFrame, nearest, node.selfSize)
   for (const child of node.children ?? []) stack.push([child, nearest])
 }
-console.log(`${(total / 1024 / 1024).toFixed(1)} MB sampled over ${seconds ?? 6} s${live ? ', not collected by the end' : ''}`)
+console.log(`${(total / 1024 / 1024).toFixed(1)} MB sampled over ${seconds ?? 6} s${mode === 'live' ? ', not collected by the end' : mode === 'promoted' ? ', collected by no scavenge' : ''}`)
 print('by module', byModule, total, 15)
 print('by function', byFunction, total, 25)
 print('by the nearest devicehub frame (what our code made allocate)', byOurFrame, total, 20)
