@@ -93,7 +93,8 @@ while (stack.length > 0) {
   add(byOurFrame, nearest, node.selfSize)
   for (const child of node.children ?? []) stack.push([child, nearest])
 }
-console.log(`${(total / 1024 / 1024).toFixed(1)} MB sampled over ${seconds ?? 6} s${mode === 'live' ? ', not collected by the end' : mode === 'promoted' ? ', collected by no scavenge' : ''}`)
+const kept = { all: '', live: ', not collected by the end', promoted: ', collected by no scavenge' }[mode]
+console.log(`${(total / 1024 / 1024).toFixed(1)} MB sampled over ${seconds ?? 6} s${kept}`)
 print('by module', byModule, total, 15)
 print('by function', byFunction, total, 25)
 print('by the nearest devicehub frame (what our code made allocate)', byOurFrame, total, 20)
