@@ -47,7 +47,8 @@ if (process.env.BENCH_LAG === '1') {
   let last = performance.now()
   setInterval(() => {
     const now = performance.now()
-    if (now - last - 10 > over) console.error(`event loop stalled ${(now - last - 10).toFixed(0)} ms`)
+    const stall = now - last - 10
+    if (stall > over) console.error(`event loop stalled ${stall.toFixed(0)} ms`)
     last = now
   }, 10).unref()
 }

@@ -7,6 +7,7 @@
  * them together. A batch that fails is written again item by item, so one bad item fails only
  * its own call.
  */
+import { countDown, countUp } from './key-counts.js'
 
 export interface WriteCombiner<I, O> {
   write(item: I): Promise<O>
@@ -81,7 +82,7 @@ export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, op
       items.push(item)
       n++
     }
-    for (const key of keys) writing.set(key, (writing.get(key) ?? 0) + 1)
+    for (const key of keys) countUp(writing, key)
     return { calls: queue.splice(0, n), keys }
   }
 
@@ -97,11 +98,7 @@ export function createWriteCombiner<I, O> (run: (items: I[]) => Promise<O[]>, op
   }
 
   const finished = (batch: Batch<I, O>): void => {
-    for (const key of batch.keys) {
-      const left = writing.get(key)! - 1
-      if (left === 0) writing.delete(key)
-      else writing.set(key, left)
-    }
+    for (const key of batch.keys) countDown(writing, key)
   }
 
   // A `run` that throws instead of rejecting must not stop the combiner: every call goes through a promise.

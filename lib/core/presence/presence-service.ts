@@ -11,6 +11,7 @@
  * the presence row, so with several instances exactly one of them announces each change.
  */
 import type { ServiceContext } from '../context.js'
+import { countDown, countUp } from '../key-counts.js'
 import type { Store } from '../ports.js'
 import { formatTimestamp } from '../time.js'
 import type { DevicePresence, Presence, PresenceSettings } from './presence.js'
@@ -51,13 +52,6 @@ function createQueue (limit: number): (work: () => Promise<void>) => Promise<voi
       else next()
     }
   }
-}
-
-/** One less of `key` in `counts`; the key goes at zero. */
-function countDown (counts: Map<string, number>, key: string): void {
-  const left = (counts.get(key) ?? 1) - 1
-  if (left > 0) counts.set(key, left)
-  else counts.delete(key)
 }
 
 /** Appends `$device-online` / `$device-offline` for `deviceId` in `tx` (R3: with its network and device type). */
@@ -137,7 +131,7 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
 
   /** Runs a presence write of `deviceId`: tracked (stop waits for it), and never failing (presence is best effort). */
   function settle (deviceId: string, work: Promise<void>): Promise<void> {
-    writing.set(deviceId, (writing.get(deviceId) ?? 0) + 1)
+    countUp(writing, deviceId)
     return track(work.catch((error: unknown) => {
       // The device may have been deleted meanwhile.
       written.delete(deviceId)
@@ -213,7 +207,7 @@ export function createPresence (ctx: Ctx, options: Partial<PresenceSettings> = {
     seen: (deviceId) => seen(deviceId),
 
     connectionOpened (deviceId) {
-      connections.set(deviceId, (connections.get(deviceId) ?? 0) + 1)
+      countUp(connections, deviceId)
       void seen(deviceId, true)
       let open = true
       return () => {

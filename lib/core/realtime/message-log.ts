@@ -19,6 +19,7 @@
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
 import { createWriteCombiner } from '../write-combiner.js'
+import { countDown, countUp } from '../key-counts.js'
 import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
 import type { LogCursor } from './log-cursor.js'
 import type { DrawLink, StoreRing } from './store-ring.js'
@@ -155,12 +156,8 @@ function createLocalNewest (): LocalNewest {
   return {
     writing (kind, deviceId) {
       const key = flightKey(kind, deviceId)
-      inFlight.set(key, (inFlight.get(key) ?? 0) + 1)
-      return () => {
-        const left = inFlight.get(key)! - 1
-        if (left === 0) inFlight.delete(key)
-        else inFlight.set(key, left)
-      }
+      countUp(inFlight, key)
+      return () => countDown(inFlight, key)
     },
     note (kind, record, committed) {
       const stamp = messageStamp(kind, record)
