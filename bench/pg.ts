@@ -32,6 +32,24 @@ async function adminQuery (adminUrl: string, sql: string): Promise<void> {
   }
 }
 
+/**
+ * The transaction id PostgreSQL assigns next (cluster-wide): every transaction that writes takes
+ * one, a read takes none, so the difference over a run counts its write transactions (each a
+ * commit and a WAL flush), at once and exactly. `pg_stat_database`'s commit counts reach readers
+ * only when a backend flushes them (at most once a second, and an idle one later), which skews a
+ * window of seconds; they count reads too. Nothing else may write to the cluster meanwhile.
+ */
+export async function nextTransactionId (url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ n: string }>('select pg_snapshot_xmax(pg_current_snapshot())::text as n')
+    return Number(rows[0]?.n ?? NaN)
+  } finally {
+    await client.end()
+  }
+}
+
 /** Creates an empty database for one benchmark server (dropped by `dropBenchDatabases`); returns its URL. */
 export async function createBenchDatabase (adminUrl: string): Promise<string> {
   const name = `devicehub_bench_${process.pid}_${randomBytes(4).toString('hex')}`
