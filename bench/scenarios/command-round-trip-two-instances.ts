@@ -77,7 +77,8 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
 /**
  * (d), with its targets from issue #26: two instances saturated ≥ the one-instance rate; paced
  * p99 < 3× SQLite's paced p99, measured in the same repetition on a SQLite file (the one
- * devicehub child of this scenario that is not on PostgreSQL).
+ * devicehub child of this scenario that is not on PostgreSQL). The saturated rates are each
+ * deployment's mean over two windows, taken one, two, two, one.
  */
 export async function commandRoundTripTwoInstances (): Promise<Verdict[]> {
   if (benchPostgresUrl() === undefined) throw new Error('roundtrip2 needs BENCH_PG_URL (two instances share one PostgreSQL database)')
