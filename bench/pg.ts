@@ -22,11 +22,12 @@ export function benchDatabaseLabel (): string {
   return benchPostgresUrl() === undefined ? 'SQLite file' : 'PostgreSQL'
 }
 
-async function adminQuery (adminUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl })
+/** Runs one statement on a connection of its own (opened and closed here); its rows. */
+async function queryOnce<R extends pg.QueryResultRow> (url: string, sql: string): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    await client.query(sql)
+    return (await client.query<R>(sql)).rows
   } finally {
     await client.end()
   }
@@ -40,20 +41,14 @@ async function adminQuery (adminUrl: string, sql: string): Promise<void> {
  * window of seconds; they count reads too. Nothing else may write to the cluster meanwhile.
  */
 export async function nextTransactionId (url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ n: string }>('select pg_snapshot_xmax(pg_current_snapshot())::text as n')
-    return Number(rows[0]?.n ?? NaN)
-  } finally {
-    await client.end()
-  }
+  const rows = await queryOnce<{ n: string }>(url, 'select pg_snapshot_xmax(pg_current_snapshot())::text as n')
+  return Number(rows[0]?.n ?? NaN)
 }
 
 /** Creates an empty database for one benchmark server (dropped by `dropBenchDatabases`); returns its URL. */
 export async function createBenchDatabase (adminUrl: string): Promise<string> {
   const name = `devicehub_bench_${process.pid}_${randomBytes(4).toString('hex')}`
-  await adminQuery(adminUrl, `create database ${pg.escapeIdentifier(name)}`)
+  await queryOnce(adminUrl, `create database ${pg.escapeIdentifier(name)}`)
   created.push(name)
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
@@ -65,6 +60,6 @@ export async function dropBenchDatabases (): Promise<void> {
   const adminUrl = benchPostgresUrl()
   if (adminUrl === undefined) return
   for (const name of created.splice(0)) {
-    await adminQuery(adminUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
+    await queryOnce(adminUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`)
   }
 }

@@ -24,6 +24,9 @@ function pathsFor (device: ChildServer, client: ChildServer): Paths {
 const MODES = [{ key: 'saturated', name: 'saturated', think: 0 }, { key: 'paced', name: `paced ~${THINK_MS} ms`, think: THINK_MS }]
 const DEPLOYMENTS = [{ key: 'one', name: 'one instance' }, { key: 'two', name: 'two instances (A: device, B: client)' }]
 
+/** Round trips per second of a window's recorded latencies (its first 0.5 s is not recorded). */
+const rateOf = (latencies: readonly number[], windowMs: number): number => latencies.length / (windowMs / 1000 - 0.5)
+
 async function measureOnce (windowMs: number): Promise<Record<string, number>> {
   const children: ChildServer[] = []
   try {
@@ -43,7 +46,7 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
         // Write transactions per round trip recorded: the run's first 0.5 s and its drain are not
         // recorded, so this reads some 10% high, alike for both deployments.
         flat[`${key}.writes`] = (await nextTransactionId(a.db!) - xidBefore) / Math.max(1, l.length)
-        flat[`${key}.rate`] = l.length / (windowMs / 1000 - 0.5)
+        flat[`${key}.rate`] = rateOf(l, windowMs)
         flat[`${key}.p50`] = percentile(l, 50)
         flat[`${key}.p99`] = percentile(l, 99)
         flat[`${key}.max`] = l[l.length - 1] ?? NaN
@@ -55,7 +58,7 @@ async function measureOnce (windowMs: number): Promise<Record<string, number>> {
     for (const [deployment, device, client] of [...deployments].reverse()) {
       const l = await run(a, pathsFor(device, client), await messageCursor(a), windowMs, 0)
       const key = `saturated.${deployment.key}.rate`
-      flat[key] = (flat[key]! + l.length / (windowMs / 1000 - 0.5)) / 2
+      flat[key] = (flat[key]! + rateOf(l, windowMs)) / 2
     }
     flat['saturated.ratio'] = flat['saturated.one.rate']! > 0 ? flat['saturated.two.rate']! / flat['saturated.one.rate']! : NaN
     await a.stop()

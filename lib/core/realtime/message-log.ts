@@ -18,8 +18,8 @@
  */
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
-import { createWriteCombiner } from '../write-combiner.js'
 import { countDown, countUp } from '../key-counts.js'
+import { createWriteCombiner } from '../write-combiner.js'
 import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
 import type { LogCursor } from './log-cursor.js'
 import type { DrawLink, StoreRing } from './store-ring.js'
