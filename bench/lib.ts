@@ -9,6 +9,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchPostgresUrl, createBenchDatabase } from './pg.js'
 import { perfChildArgs, recordPerf } from './perf-record.js'
+import type { Answer } from './http-client.js'
+import { createHttpClient } from './http-client.js'
 
 export interface ChildServer {
   /** Base URL: the REST base for devicehub, the root for the baseline. */
@@ -125,9 +127,18 @@ export async function startChild (name: 'devicehub-server' | 'baseline-server' |
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity })
+const client = createHttpClient()
 
-/** One JSON request over a keep-alive agent (lighter than fetch, so the client costs less CPU). */
-export function request (method: string, url: string, token: string, body?: unknown): Promise<{ status: number, body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+/**
+ * One JSON request from the bench's load generator: the lean client of http-client.ts, or with
+ * `BENCH_CLIENT=node` Node's `http.request` over a keep-alive agent, the client of every figure
+ * before stop 64 (it costs two to three times the CPU, and kept the bare round trip client-bound).
+ */
+export function request (method: string, url: string, token: string, body?: unknown): Promise<Answer> {
+  return process.env.BENCH_CLIENT === 'node' ? nodeRequest(method, url, token, body) : client.request(method, url, token, body)
+}
+
+function nodeRequest (method: string, url: string, token: string, body?: unknown): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body)
     const headers: Record<string, string> = { authorization: `Bearer ${token}` }
