@@ -1,11 +1,12 @@
 /**
  * The bench's HTTP/1.1 client: keep-alive sockets per origin, one request in flight on each, the
  * request written in one piece, the answer read by its `content-length`. It does for a round
- * trip what `http.request` does at a third to a half of its CPU (stop 64: 0.24-0.28 of a core
- * against 0.64-0.96 for Node's client in (b)'s saturated windows), so the load generator no longer
- * sets the pace of the bare baseline, nor takes the second core that a second instance needs in
- * (d). Both servers answer every request with a `content-length` (JSON, or none for a 204); a
- * chunked answer is an error here, not something to guess at.
+ * trip what `http.request` does at a third to a half of its CPU (stop 64, (b) saturated: against
+ * devicehub 0.24-0.28 of a core where Node's client took 0.64-0.67; against bare 0.62-0.79 at up to
+ * 6,468 rt/s where Node's took 0.96-1.01 at up to 4,077), so the load generator no longer sets the
+ * pace of the bare baseline, nor takes the second core that a second instance needs in (d). Both
+ * servers answer every request with a `content-length` (JSON, or none for a 204); a chunked answer
+ * is an error here, not something to guess at.
  */
 import net from 'node:net'
 
