@@ -34,18 +34,22 @@ t.test('requests, answers and reuses its sockets against Fastify', async (t) => 
   t.same((await client.request('POST', `${url}/echo`, 'tok', { after: 1 })).body.got, { after: 1 })
 })
 
-/** A server that answers every request with the pieces `answer` gives, 20 ms apart. */
-async function rawServer (t: Test, answer: string[]): Promise<string> {
-  const server = net.createServer((socket) => {
-    t.teardown(() => { socket.destroy() })
-    socket.once('data', () => {
-      answer.forEach((piece, i) => setTimeout(() => socket.write(piece), 20 * i))
-    })
-  })
+/** Listens on a free port of 127.0.0.1 until the test ends; its URL. */
+async function listening (t: Test, server: net.Server): Promise<string> {
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   t.teardown(() => { server.close() })
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/** A server that answers every request with the pieces `answer` gives, 20 ms apart. */
+function rawServer (t: Test, answer: string[]): Promise<string> {
+  return listening(t, net.createServer((socket) => {
+    t.teardown(() => { socket.destroy() })
+    socket.once('data', () => {
+      answer.forEach((piece, i) => setTimeout(() => socket.write(piece), 20 * i))
+    })
+  }))
 }
 
 t.test('reads an answer split across packets, and refuses what it cannot read', async (t) => {
@@ -63,9 +67,6 @@ t.test('reads an answer split across packets, and refuses what it cannot read', 
   const huge = await rawServer(t, [`HTTP/1.1 200 OK\r\nContent-Length: ${2 << 20}\r\n\r\n`])
   await t.rejects(client.request('GET', `${huge}/x`, 'tok'), /an answer of/)
 
-  const hangUp = net.createServer((socket) => socket.once('data', () => socket.destroy()))
-  hangUp.listen(0, '127.0.0.1')
-  await once(hangUp, 'listening')
-  t.teardown(() => { hangUp.close() })
-  await t.rejects(client.request('GET', `http://127.0.0.1:${(hangUp.address() as AddressInfo).port}/`, 'tok'), /closed the connection/)
+  const hangUp = await listening(t, net.createServer((socket) => socket.once('data', () => socket.destroy())))
+  await t.rejects(client.request('GET', `${hangUp}/`, 'tok'), /closed the connection/)
 })
