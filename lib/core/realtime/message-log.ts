@@ -14,7 +14,8 @@
  *
  * Where commits land out of stamp order (PostgreSQL with its bus), a {@link LogOrder} the
  * dialect builds (log-ordering.ts) holds the mark; elsewhere commits follow stamps and the mark is
- * where the store's feed stands (`store.feed.position()`).
+ * where the store's feed stands (`store.feed.position()`), on SQLite kept in memory (see
+ * {@link PositionMemory}).
  */
 import type { Store } from '../ports.js'
 import type { Clock } from '../time.js'
@@ -187,6 +188,7 @@ function createLocalNewest (): LocalNewest {
 export function createMessageLog (options: MessageLogOptions): MessageLog {
   const { store, bus, clock, channel, order, onWritten } = options
   const local = order === undefined && store.dialect === 'sqlite' ? createLocalNewest() : undefined
+  const position = local === undefined ? undefined : createPositionMemory(bus)
 
   /** Publishes inside `tx` (fires at its commit) and counts the write once it committed. */
   const publish = async (event: BusEvent & MessageEvent, tx: Store): Promise<void> => {
@@ -197,6 +199,7 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
   /** Publishes a write that has committed already and counts it. */
   const announce = async (kind: MessageKind, record: NotificationRecord | CommandRecord): Promise<void> => {
     local?.note(kind, record, true)
+    position?.committed(kind, record)
     await bus.publish(messageEvent(kind, record))
     onWritten(kind)
   }
@@ -243,6 +246,7 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     const record = await write(t, w, undefined)
     if (record !== undefined) {
       local?.note(w.kind, record, false)
+      if (position !== undefined) t.afterCommit(() => position.committed(w.kind, record))
       await publish(messageEvent(w.kind, record), t)
     }
     return record
@@ -297,10 +301,16 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
   return {
     append: append as MessageLog['append'],
     async mark () {
+      if (position !== undefined) {
+        const known = position.current()
+        if (known !== undefined) return known
+      }
       if (order === undefined) {
-        const position = await store.feed.position()
-        local?.known(position.clock)
-        return position
+        const ticket = position?.reading() ?? 0
+        const read = await store.feed.position()
+        local?.known(read.clock)
+        position?.read(read, ticket)
+        return read
       }
       await order.caughtUp()
       return order.mark()
@@ -309,6 +319,71 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     readAfter: readAfter as MessageLog['readAfter'],
     knownAfter<K extends MessageKind> (kind: K, deviceId: string, after: number) {
       return (order ?? local)?.knownAfter(kind, deviceId, after) as ReadonlyArray<RecordOf<K>> | undefined
+    }
+  }
+}
+
+/**
+ * Where the feed of a SQLite file stands, kept in memory instead of read per mark (issue #26: the
+ * read was a statement per long poll, the largest of a round trip). Exact because this process is
+ * the file's only message writer (file-lock.ts: one serving process per file; the CLI writes no
+ * messages) and every write passes through the log: the position is the store's, read once, raised
+ * by each write noted here after its commit (on one SQLite connection commits follow stamps and
+ * ids, so all below a committed stamp or id is committed too). A mark taken between a commit and
+ * its note is lower than the file's and still right: the write's event comes after it and is
+ * delivered live, as one committed after the mark would be. Rows deleted (retention, a deleted
+ * device) leave it above the file's maximum ids, which is harmless: ids are never reused
+ * (AUTOINCREMENT) and the clock never goes back. A `resync` (another process committed to the
+ * file) drops what was read: the next mark reads the file again.
+ */
+interface PositionMemory {
+  /** The position, once read and while nothing made it doubtful. */
+  current(): LogCursor | undefined
+  /** Call before reading the store's position; give the answer to {@link PositionMemory.read}. */
+  reading(): number
+  /** The store's position, read after `reading()` answered `ticket`. */
+  read(position: LogCursor, ticket: number): void
+  /** A write of the log has committed. */
+  committed(kind: MessageKind, record: NotificationRecord | CommandRecord): void
+}
+
+function highest (a: LogCursor, b: LogCursor): LogCursor {
+  return {
+    clock: Math.max(a.clock, b.clock),
+    notification: Math.max(a.notification, b.notification),
+    command: Math.max(a.command, b.command)
+  }
+}
+
+function createPositionMemory (bus: Bus): PositionMemory {
+  // What this process's writes reached since it started: a read that missed a write noted
+  // meanwhile still gets it.
+  let noted: LogCursor = { clock: 0, notification: 0, command: 0 }
+  let stored: LogCursor | undefined
+  let known: LogCursor | undefined
+  // Bumped on each resync: a read begun before one is not kept.
+  let epoch = 0
+  bus.subscribe((event) => {
+    if (event.kind !== 'resync') return
+    stored = undefined
+    known = undefined
+    epoch++
+  })
+  return {
+    current: () => known,
+    reading: () => epoch,
+    read (position, ticket) {
+      if (ticket !== epoch) return
+      stored = stored === undefined ? position : highest(stored, position)
+      known = highest(stored, noted)
+    },
+    committed (kind, record) {
+      noted = {
+        clock: Math.max(noted.clock, messageStamp(kind, record)),
+        notification: kind === 'notification' ? Math.max(noted.notification, record.id) : noted.notification,
+        command: kind === 'command' ? Math.max(noted.command, record.id) : noted.command
+      }
+      if (stored !== undefined) known = highest(stored, noted)
     }
   }
 }
