@@ -2,7 +2,18 @@ import t from 'tap'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
 import type { Bus, MessageEvent } from '../../../lib/core/realtime/bus.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
+import type { Store } from '../../../lib/core/ports.js'
+import type { TestContext } from '../../fixtures/store.js'
 import { openTestStore } from '../../fixtures/store.js'
+
+/** A hub over `store` with one of its parts replaced, and a device `d` in network 1. */
+async function hubWith<K extends keyof Store> (t: TestContext, store: Store, name: K, part: Store[K]) {
+  const wrapped = new Proxy(store, { get: (target, key, receiver) => key === name ? part : Reflect.get(target, key, receiver) })
+  const hub = await createDeviceHub({ store: wrapped, admin: { password: 'record-pass-1' } })
+  t.teardown(() => hub.close())
+  await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  return hub
+}
 
 t.test('concurrent inserts are group-committed with strictly increasing timestamps, ids and doorbells in order', async (t) => {
   const store = await openTestStore(t)
@@ -122,22 +133,15 @@ t.test('a write that committed before this process heard of it: no reader is tol
   const answered = new Promise<void>((resolve) => { release = resolve })
   const inserted = new Promise<void>((resolve) => { committed = resolve })
   const notifications = store.notifications
-  const late = new Proxy(store, {
-    get: (target, name, receiver) => name !== 'notifications'
-      ? Reflect.get(target, name, receiver)
-      : {
-          ...notifications,
-          async insertMany (...args: Parameters<typeof notifications.insertMany>) {
-            const rows = await notifications.insertMany(...args)
-            committed()
-            await answered
-            return rows
-          }
-        }
+  const hub = await hubWith(t, store, 'notifications', {
+    ...notifications,
+    async insertMany (...args: Parameters<typeof notifications.insertMany>) {
+      const rows = await notifications.insertMany(...args)
+      committed()
+      await answered
+      return rows
+    }
   })
-  const hub = await createDeviceHub({ store: late, admin: { password: 'record-pass-1' } })
-  t.teardown(() => hub.close())
-  await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   const input = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
   const before = await hub.log.mark()
   const knownBefore = hub.log.knownAfter('notification', 'd', before.clock)
@@ -164,22 +168,15 @@ t.test('SQLite: the mark is kept in memory, raised by each write, read from the 
   let reads = 0
   const hold: { read?: Promise<void> } = {}
   const feed = store.feed
-  const counted = new Proxy(store, {
-    get: (target, name, receiver) => name !== 'feed'
-      ? Reflect.get(target, name, receiver)
-      : {
-          ...feed,
-          async position () {
-            reads++
-            const position = await feed.position()
-            await hold.read
-            return position
-          }
-        }
+  const hub = await hubWith(t, store, 'feed', {
+    ...feed,
+    async position () {
+      reads++
+      const position = await feed.position()
+      await hold.read
+      return position
+    }
   })
-  const hub = await createDeviceHub({ store: counted, admin: { password: 'record-pass-1' } })
-  t.teardown(() => hub.close())
-  await store.devices.insert({ id: 'd', name: 'd', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
   const input = { deviceId: 'd', networkId: 1, deviceTypeId: 1, parameters: null }
   const start = await hub.log.mark()
   const readsAtStart = reads
