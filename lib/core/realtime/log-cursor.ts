@@ -33,6 +33,20 @@ export function cursorAtClock (clock: number): LogCursor {
   return { clock, notification: 0, command: 0 }
 }
 
+/**
+ * Each count of `a` or `b`, whichever is further (`a` itself when `b` is undefined).
+ *
+ * @example
+ * furthest({ clock: 9, notification: 1, command: 5 }, { clock: 7, notification: 4, command: 2 })
+ * // { clock: 9, notification: 4, command: 5 }
+ */
+export function furthest (a: LogCursor, b: LogCursor | undefined): LogCursor {
+  if (b === undefined) return a
+  return {
+    clock: Math.max(a.clock, b.clock), notification: Math.max(a.notification, b.notification), command: Math.max(a.command, b.command)
+  }
+}
+
 const CURSOR = /^(\d{1,16})\.(\d{1,16})\.(\d{1,16})$/
 
 /**

@@ -23,6 +23,7 @@ import { countDown, countUp } from '../key-counts.js'
 import { createWriteCombiner } from '../write-combiner.js'
 import type { Bus, BusEvent, MessageEvent, MessageKind } from './bus.js'
 import type { LogCursor } from './log-cursor.js'
+import { furthest, LOG_ORIGIN } from './log-cursor.js'
 import type { DrawLink, StoreRing } from './store-ring.js'
 import type { MessageSelector } from './message-filter.js'
 import { createNewestStamps } from './newest-stamps.js'
@@ -347,25 +348,15 @@ interface PositionMemory {
   committed(kind: MessageKind, record: NotificationRecord | CommandRecord): void
 }
 
-function highest (a: LogCursor, b: LogCursor): LogCursor {
-  return {
-    clock: Math.max(a.clock, b.clock),
-    notification: Math.max(a.notification, b.notification),
-    command: Math.max(a.command, b.command)
-  }
-}
-
 function createPositionMemory (bus: Bus): PositionMemory {
   // What this process's writes reached since it started: a read that missed a write noted
   // meanwhile still gets it.
-  let noted: LogCursor = { clock: 0, notification: 0, command: 0 }
-  let stored: LogCursor | undefined
+  let noted: LogCursor = LOG_ORIGIN
   let known: LogCursor | undefined
   // Bumped on each resync: a read begun before one is not kept.
   let epoch = 0
   bus.subscribe((event) => {
     if (event.kind !== 'resync') return
-    stored = undefined
     known = undefined
     epoch++
   })
@@ -373,9 +364,7 @@ function createPositionMemory (bus: Bus): PositionMemory {
     current: () => known,
     reading: () => epoch,
     read (position, ticket) {
-      if (ticket !== epoch) return
-      stored = stored === undefined ? position : highest(stored, position)
-      known = highest(stored, noted)
+      if (ticket === epoch) known = furthest(furthest(position, known), noted)
     },
     committed (kind, record) {
       noted = {
@@ -383,7 +372,7 @@ function createPositionMemory (bus: Bus): PositionMemory {
         notification: kind === 'notification' ? Math.max(noted.notification, record.id) : noted.notification,
         command: kind === 'command' ? Math.max(noted.command, record.id) : noted.command
       }
-      if (stored !== undefined) known = highest(stored, noted)
+      if (known !== undefined) known = furthest(known, noted)
     }
   }
 }

@@ -37,6 +37,7 @@ import { silentLogger } from '../../core/ports.js'
 import type { Bus, BusEvent, MessageEvent, MessageKind } from '../../core/realtime/bus.js'
 import { createListenerSet } from '../../core/realtime/listener-set.js'
 import type { LogCursor } from '../../core/realtime/log-cursor.js'
+import { furthest } from '../../core/realtime/log-cursor.js'
 import type { LogOrder } from '../../core/realtime/message-log.js'
 import { createCatchUps } from './catch-ups.js'
 import { createNewestStamps } from '../../core/realtime/newest-stamps.js'
@@ -62,14 +63,6 @@ export interface OrderedBus extends Bus, LogOrder {
   readonly waiting: number
   /** Resynchronisations since the start (gaps, reconnects), the first one not counted. */
   readonly resyncs: number
-}
-
-/** Each count of `a` or `b`, whichever is further. */
-function furthest (a: LogCursor, b: LogCursor | undefined): LogCursor {
-  if (b === undefined) return a
-  return {
-    clock: Math.max(a.clock, b.clock), notification: Math.max(a.notification, b.notification), command: Math.max(a.command, b.command)
-  }
 }
 
 /** The mark once `event` (the next link of the chain) is released. */

@@ -208,4 +208,17 @@ t.test('SQLite: the mark is kept in memory, raised by each write, read from the 
   release()
   t.ok((await slow).notification < during.id, 'the read began before the write')
   t.equal((await hub.log.mark()).notification, during.id, 'yet the memory holds the write')
+
+  // A read begun before a resync may miss what the resync stands for: it is not kept.
+  hold.read = new Promise((resolve) => { release = resolve })
+  await hub.bus.publish({ kind: 'resync' })
+  const stale = hub.log.mark()
+  await new Promise((resolve) => setImmediate(resolve))
+  await hub.bus.publish({ kind: 'resync' })
+  release()
+  await stale
+  hold.read = undefined
+  const readsBefore = reads
+  await hub.log.mark()
+  t.equal(reads, readsBefore + 1, 'the next mark reads the file again')
 })
