@@ -133,17 +133,42 @@ export function messageEvent (kind: MessageKind, record: NotificationRecord | Co
  * written inside a caller's transaction, before its commit (noted and never committed, a
  * rollback, costs a read, never an item). A write of the log's own is noted when the store's
  * call answers, after its commit, and a mark taken in between already holds the row: from the
- * write's start to its note the device's newest is not known, so no reader skips the row.
+ * start of the write's batch to its note the device's newest is not known, so no reader skips
+ * the row. A write still queued for its batch is no such row: it is stamped after every commit
+ * so far, so after any mark taken meanwhile, and reaches a reader live (issue #26: a device
+ * re-polling while its client's next command waited for a batch read the store each time).
  */
 interface LocalNewest {
-  /** A write for `deviceId` of `kind` begins; call the function returned once it is noted or failed. */
-  writing(kind: MessageKind, deviceId: string): () => void
+  /** A write for `deviceId` of `kind` is queued; its batch begins it, its note or failure ends it. */
+  writing(kind: MessageKind, deviceId: string): Flight
   /** Notes a written row; `committed` false inside a caller's transaction (its record is not kept). */
   note(kind: MessageKind, record: NotificationRecord | CommandRecord, committed: boolean): void
   /** Every row committed before this process's writes was stamped at or below `clock` (a mark's). */
   known(clock: number): void
   /** Unknown until a mark was taken (below it nothing is known per device) and while a write is in flight. */
   knownAfter(kind: MessageKind, deviceId: string, after: number): ReadonlyArray<NotificationRecord | CommandRecord> | undefined
+}
+
+/** A write of the log's own between its call and its note. */
+interface Flight {
+  /** Its batch begins: from here it may be stamped, and committed before it is noted. */
+  begin(): void
+  /** Noted, or failed. */
+  end(): void
+}
+
+/** A write waiting in a combiner for its batch, with its flight where the log keeps them. */
+interface Queued<W> {
+  write: W
+  flight: Flight | undefined
+}
+
+/** The writes of a batch that begins. */
+function begun<W> (batch: ReadonlyArray<Queued<W>>): W[] {
+  return batch.map((queued) => {
+    queued.flight?.begin()
+    return queued.write
+  })
 }
 
 /** The key of a kind and device among the writes in flight. */
@@ -158,8 +183,17 @@ function createLocalNewest (): LocalNewest {
   return {
     writing (kind, deviceId) {
       const key = flightKey(kind, deviceId)
-      countUp(inFlight, key)
-      return () => countDown(inFlight, key)
+      let begun = false
+      return {
+        begin () {
+          if (!begun) countUp(inFlight, key)
+          begun = true
+        },
+        end () {
+          if (begun) countDown(inFlight, key)
+          begun = false
+        }
+      }
     },
     note (kind, record, committed) {
       const stamp = messageStamp(kind, record)
@@ -229,8 +263,10 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     store.dialect === 'sqlite' ? fn(store) : store.transaction(fn)
 
   // One multi-row insert (one clock step) per batch.
-  const combiner = createWriteCombiner((batch: NewNotification[]) =>
-    committed((target) => target.notifications.insertMany(batch, clock.now())), { maxBatch: MAX_BATCH })
+  const combiner = createWriteCombiner((batch: Array<Queued<NewNotification>>) => {
+    const inputs = begun(batch)
+    return committed((target) => target.notifications.insertMany(inputs, clock.now()))
+  }, { maxBatch: MAX_BATCH })
 
   /** Writes the row in `target`, riding `rides` when given. */
   const write = (
@@ -257,11 +293,12 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
   // notifications: one transaction (one commit flush) per batch, each write with its own clock
   // step and statement, in call order; a write alone is its repository's own transaction. Each
   // call answers only after its batch committed.
-  const commandWrites = createWriteCombiner(async (batch: LogWrite[]) => {
-    if (batch.length === 1) return [await committed((target) => write(target, batch[0]!, undefined))]
+  const commandWrites = createWriteCombiner(async (batch: Array<Queued<LogWrite>>) => {
+    const writes = begun(batch)
+    if (writes.length === 1) return [await committed((target) => write(target, writes[0]!, undefined))]
     return store.transaction(async (tx) => {
       const written: Array<NotificationRecord | CommandRecord | undefined> = []
-      for (const w of batch) written.push(await write(tx, w, undefined))
+      for (const w of writes) written.push(await write(tx, w, undefined))
       return written
     })
   }, { maxBatch: MAX_BATCH })
@@ -281,13 +318,15 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
     // Committed when the combiner answers; announced from here, so a batch is retried write by
     // write only when its write failed, never for what came after its commit. Calls answered
     // by one batch run on in its order, so the bus sees the batch in stamp order.
-    const done = local?.writing(w.kind, 'input' in w ? w.input.deviceId : w.deviceId)
+    const flight = local?.writing(w.kind, 'input' in w ? w.input.deviceId : w.deviceId)
     try {
-      const record = w.kind === 'notification' ? await combiner.write(w.input) : await commandWrites.write(w)
+      const record = w.kind === 'notification'
+        ? await combiner.write({ write: w.input, flight })
+        : await commandWrites.write({ write: w, flight })
       if (record !== undefined) await announce(w.kind, record)
       return record
     } finally {
-      done?.()
+      flight?.end()
     }
   }
 

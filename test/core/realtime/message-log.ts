@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
 import type { Bus, MessageEvent } from '../../../lib/core/realtime/bus.js'
+import { systemPrincipal } from '../../../lib/core/auth/principal.js'
 import { createMemoryDoorbell } from '../../../lib/core/realtime/memory-doorbell.js'
 import type { Store } from '../../../lib/core/ports.js'
 import type { TestContext } from '../../fixtures/store.js'
@@ -160,6 +161,45 @@ t.test('a write that committed before this process heard of it: no reader is tol
   t.same(rows.map((r) => r.notification), ['late'], 'and a reader behind it reads the backlog and finds it')
   t.same(hub.log.knownAfter('notification', 'd', record.stamp), [], 'once answered, nothing is newer than the write')
   t.same(hub.log.knownAfter('notification', 'd', before.clock), [record], 'and the write is the one record after the mark before it')
+})
+
+t.test('SQLite: a write still queued for its batch leaves its device vouched for, and a poll opened then gets it live', async (t) => {
+  // Under load a device re-polls while its client's next command waits for the batch in flight:
+  // that write is stamped after every commit so far, so after the poll's mark (issue #26).
+  const store = await openTestStore(t)
+  if (store.dialect !== 'sqlite') return t.pass('only SQLite keeps per-device stamps in the log')
+  let release = (): void => {}
+  let begun = (): void => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const running = new Promise<void>((resolve) => { begun = resolve })
+  const notifications = store.notifications
+  let first = true
+  const hub = await hubWith(t, store, 'notifications', {
+    ...notifications,
+    async insertMany (...args: Parameters<typeof notifications.insertMany>) {
+      if (first) {
+        first = false
+        begun()
+        await held
+      }
+      return notifications.insertMany(...args)
+    }
+  })
+  await store.devices.insert({ id: 'x', name: 'x', data: null, networkId: 1, deviceTypeId: 1, isBlocked: false })
+  const input = { networkId: 1, deviceTypeId: 1, parameters: null }
+  const before = await hub.log.mark()
+  const inBatch = hub.log.append({ kind: 'notification', input: { ...input, deviceId: 'x', notification: 'in-batch' } })
+  await running
+  const queued = hub.log.append({ kind: 'notification', input: { ...input, deviceId: 'd', notification: 'queued' } })
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(hub.log.knownAfter('notification', 'x', before.clock), undefined, 'the device of the batch in flight: unknown, read')
+  t.same(hub.log.knownAfter('notification', 'd', before.clock), [], 'the device of the queued write: nothing committed after the mark')
+  const polled = hub.notifications.poll(systemPrincipal, { deviceId: 'd', timestamp: before.clock, waitTimeout: 5 })
+  await new Promise((resolve) => setImmediate(resolve))
+  release()
+  const [, record] = await Promise.all([inBatch, queued])
+  t.ok(record.stamp > before.clock, 'the queued write is stamped after the mark')
+  t.same((await polled).map((n) => n.notification), ['queued'], 'the poll opened while it was queued gets it, live')
 })
 
 t.test('SQLite: the mark is kept in memory, raised by each write, read from the file again after a resync', async (t) => {
