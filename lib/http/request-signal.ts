@@ -54,7 +54,7 @@ class ClientGone implements Cancellation {
  * AbortController (one per parked poll).
  *
  * @example
- * const items = await hub.notifications.poll(request.principal, { ...request.query, signal: clientGone(reply) })
+ * const items = await hub.notifications.poll(request.principal, { deviceId, waitTimeout: 30, signal: clientGone(reply) })
  */
 export function clientGone (reply: FastifyReply): Cancellation {
   return new ClientGone(reply.raw)

@@ -8,6 +8,9 @@ import { CommandInsertBody, CommandInsertView, CommandUpdateBody, CommandView } 
 import { errorResponses, MessagePaging } from '../schemas.js'
 import type { App } from '../types.js'
 
+// The polls, the wait and the update build their input field by field instead of spreading
+// `request.params` or `request.query`: those have no prototype, and spreading one takes V8's
+// slow path, 1-5 µs per request (issue #26; the queries keep the spread, beside their read).
 // The wire shapes are the core's (one schema each for REST, WebSocket and OpenAPI).
 const Command = CommandView
 const CommandInsert = CommandInsertView
@@ -43,7 +46,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       response: { 200: Type.Array(Command), ...errorResponses }
     }
   }, (request, reply) => hub.commands.pollMany(
-    request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }
+    request.principal, { ...parsePollQuery(request.query), signal: clientGone(reply) }
   ))
 
   app.get('/device/:deviceId/command/poll', {
@@ -57,7 +60,7 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       response: { 200: Type.Array(Command), ...errorResponses }
     }
   }, (request, reply) => hub.commands.poll(
-    request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }
+    request.principal, { ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }
   ))
 
   app.get('/device/:deviceId/command/:commandId/poll', {
@@ -71,8 +74,9 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       response: { 200: Command, 204: Type.Null(), ...errorResponses }
     }
   }, async (request, reply) => {
+    const { deviceId, commandId } = request.params
     const command = await hub.commands.wait(
-      request.principal, { ...request.params, waitTimeout: request.query.waitTimeout, signal: clientGone(reply) }
+      request.principal, { deviceId, commandId, waitTimeout: request.query.waitTimeout, signal: clientGone(reply) }
     )
     if (command === null) return reply.code(204).send(null)
     return command
@@ -106,9 +110,10 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       querystring: Type.Object({ returnUpdatedCommands: Type.Optional(Type.Boolean()) }),
       response: { 200: Command, ...errorResponses }
     }
-  }, async (request) => hub.commands.get(
-    request.principal, { ...request.params, returnUpdatedCommands: request.query.returnUpdatedCommands }
-  ))
+  }, async (request) => {
+    const { deviceId, commandId } = request.params
+    return hub.commands.get(request.principal, { deviceId, commandId, returnUpdatedCommands: request.query.returnUpdatedCommands })
+  })
 
   app.post('/device/:deviceId/command', {
     config: { action: Action.CreateDeviceCommand },
@@ -136,7 +141,8 @@ export function commandRoutes (app: App, hub: DeviceHub): void {
       response: { 204: Type.Null(), ...errorResponses }
     }
   }, async (request, reply) => {
-    await hub.commands.update(request.principal, { ...request.params, body: request.body })
+    const { deviceId, commandId } = request.params
+    await hub.commands.update(request.principal, { deviceId, commandId, body: request.body })
     return reply.code(204).send(null)
   })
 }

@@ -41,7 +41,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
   }, (request, reply) => hub.notifications.pollMany(
-    request.principal, { ...request.query, ...parsePollQuery(request.query), signal: clientGone(reply) }
+    request.principal, { ...parsePollQuery(request.query), signal: clientGone(reply) }
   ))
 
   app.get('/device/:deviceId/notification/poll', {
@@ -55,7 +55,7 @@ export function notificationRoutes (app: App, hub: DeviceHub): void {
       response: { 200: Type.Array(Notification), ...errorResponses }
     }
   }, (request, reply) => hub.notifications.poll(
-    request.principal, { ...request.query, ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }
+    request.principal, { ...parsePollQuery(request.query), deviceId: request.params.deviceId, signal: clientGone(reply) }
   ))
 
   app.get('/device/:deviceId/notification', {
