@@ -36,7 +36,7 @@ export interface ParsedPollQuery {
  *
  * @example
  * parsePollQuery({ names: 'a,b', networkIds: '1,2', timestamp: '2026-01-01', waitTimeout: 0 })
- * // { names: ['a', 'b'], timestamp: 1767225600000, waitTimeout: 0, networkIds: [1, 2], ...: undefined }
+ * // { names: ['a', 'b'], timestamp: 1767225600000, waitTimeout: 0, networkIds: [1, 2] }, every other key undefined
  */
 export function parsePollQuery (query: PollQueryText): ParsedPollQuery {
   return {

@@ -183,15 +183,15 @@ function createLocalNewest (): LocalNewest {
   return {
     writing (kind, deviceId) {
       const key = flightKey(kind, deviceId)
-      let begun = false
+      let counted = false
       return {
         begin () {
-          if (!begun) countUp(inFlight, key)
-          begun = true
+          if (!counted) countUp(inFlight, key)
+          counted = true
         },
         end () {
-          if (begun) countDown(inFlight, key)
-          begun = false
+          if (counted) countDown(inFlight, key)
+          counted = false
         }
       }
     },
