@@ -406,11 +406,8 @@ function createPositionMemory (bus: Bus): PositionMemory {
       if (ticket === epoch) known = furthest(furthest(position, known), noted)
     },
     committed (kind, record) {
-      noted = {
-        clock: Math.max(noted.clock, messageStamp(kind, record)),
-        notification: kind === 'notification' ? Math.max(noted.notification, record.id) : noted.notification,
-        command: kind === 'command' ? Math.max(noted.command, record.id) : noted.command
-      }
+      const id = (of: MessageKind): number => kind === of ? record.id : 0
+      noted = furthest(noted, { clock: messageStamp(kind, record), notification: id('notification'), command: id('command') })
       if (known !== undefined) known = furthest(known, noted)
     }
   }

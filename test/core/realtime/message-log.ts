@@ -16,6 +16,16 @@ async function hubWith<K extends keyof Store> (t: TestContext, store: Store, nam
   return hub
 }
 
+/** A promise the test opens when it chooses: a store call held at a point of the test's choosing. */
+function gate (): { passed: Promise<void>, open: () => void } {
+  let open = (): void => {}
+  const passed = new Promise<void>((resolve) => { open = resolve })
+  return { passed, open }
+}
+
+/** One turn of the event loop: what is queued for it (a batch, a read) has started. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
 t.test('concurrent inserts are group-committed with strictly increasing timestamps, ids and doorbells in order', async (t) => {
   const store = await openTestStore(t)
   const now = Date.UTC(2024, 0, 1)
@@ -129,17 +139,15 @@ t.test('a write that committed before this process heard of it: no reader is tol
   // answered: its event, still to come, is above the mark and delivered live.
   const store = await openTestStore(t)
   if (store.dialect !== 'sqlite') return t.pass('only SQLite keeps per-device stamps in the log')
-  let release = (): void => {}
-  let committed = (): void => {}
-  const answered = new Promise<void>((resolve) => { release = resolve })
-  const inserted = new Promise<void>((resolve) => { committed = resolve })
+  const answered = gate()
+  const inserted = gate()
   const notifications = store.notifications
   const hub = await hubWith(t, store, 'notifications', {
     ...notifications,
     async insertMany (...args: Parameters<typeof notifications.insertMany>) {
       const rows = await notifications.insertMany(...args)
-      committed()
-      await answered
+      inserted.open()
+      await answered.passed
       return rows
     }
   })
@@ -147,12 +155,12 @@ t.test('a write that committed before this process heard of it: no reader is tol
   const before = await hub.log.mark()
   const knownBefore = hub.log.knownAfter('notification', 'd', before.clock)
   const written = hub.log.append({ kind: 'notification', input: { ...input, notification: 'late' } })
-  await inserted
+  await inserted.passed
   const mark = await hub.log.mark()
   t.same(mark, before, 'the mark leaves out the row committed and not yet answered: its event comes after the mark')
   t.equal(hub.log.knownAfter('notification', 'd', before.clock), undefined,
     `while the write is unanswered the log vouches for nothing of its device (was ${JSON.stringify(knownBefore)})`)
-  release()
+  answered.open()
   const record = await written
   const after = await hub.log.mark()
   t.ok(after.notification >= record.id && after.clock >= record.stamp, 'once answered, the mark holds the row')
@@ -168,10 +176,8 @@ t.test('SQLite: a write still queued for its batch leaves its device vouched for
   // that write is stamped after every commit so far, so after the poll's mark (issue #26).
   const store = await openTestStore(t)
   if (store.dialect !== 'sqlite') return t.pass('only SQLite keeps per-device stamps in the log')
-  let release = (): void => {}
-  let begun = (): void => {}
-  const held = new Promise<void>((resolve) => { release = resolve })
-  const running = new Promise<void>((resolve) => { begun = resolve })
+  const held = gate()
+  const running = gate()
   const notifications = store.notifications
   let first = true
   const hub = await hubWith(t, store, 'notifications', {
@@ -179,8 +185,8 @@ t.test('SQLite: a write still queued for its batch leaves its device vouched for
     async insertMany (...args: Parameters<typeof notifications.insertMany>) {
       if (first) {
         first = false
-        begun()
-        await held
+        running.open()
+        await held.passed
       }
       return notifications.insertMany(...args)
     }
@@ -189,14 +195,14 @@ t.test('SQLite: a write still queued for its batch leaves its device vouched for
   const input = { networkId: 1, deviceTypeId: 1, parameters: null }
   const before = await hub.log.mark()
   const inBatch = hub.log.append({ kind: 'notification', input: { ...input, deviceId: 'x', notification: 'in-batch' } })
-  await running
+  await running.passed
   const queued = hub.log.append({ kind: 'notification', input: { ...input, deviceId: 'd', notification: 'queued' } })
-  await new Promise((resolve) => setImmediate(resolve))
+  await turn()
   t.equal(hub.log.knownAfter('notification', 'x', before.clock), undefined, 'the device of the batch in flight: unknown, read')
   t.same(hub.log.knownAfter('notification', 'd', before.clock), [], 'the device of the queued write: nothing committed after the mark')
   const polled = hub.notifications.poll(systemPrincipal, { deviceId: 'd', timestamp: before.clock, waitTimeout: 5 })
-  await new Promise((resolve) => setImmediate(resolve))
-  release()
+  await turn()
+  held.open()
   const [, record] = await Promise.all([inBatch, queued])
   t.ok(record.stamp > before.clock, 'the queued write is stamped after the mark')
   t.same((await polled).map((n) => n.notification), ['queued'], 'the poll opened while it was queued gets it, live')
@@ -239,23 +245,24 @@ t.test('SQLite: the mark is kept in memory, raised by each write, read from the 
   t.equal(resynced.notification, foreign.id, 'which holds the foreign row')
 
   // A read that answers after a write was noted keeps that write.
-  let release = (): void => {}
-  hold.read = new Promise((resolve) => { release = resolve })
+  let read = gate()
+  hold.read = read.passed
   await hub.bus.publish({ kind: 'resync' })
   const slow = hub.log.mark()
-  await new Promise((resolve) => setImmediate(resolve))
+  await turn()
   const during = await hub.log.append({ kind: 'notification', input: { ...input, notification: 'during' } })
-  release()
+  read.open()
   t.ok((await slow).notification < during.id, 'the read began before the write')
   t.equal((await hub.log.mark()).notification, during.id, 'yet the memory holds the write')
 
   // A read begun before a resync may miss what the resync stands for: it is not kept.
-  hold.read = new Promise((resolve) => { release = resolve })
+  read = gate()
+  hold.read = read.passed
   await hub.bus.publish({ kind: 'resync' })
   const stale = hub.log.mark()
-  await new Promise((resolve) => setImmediate(resolve))
+  await turn()
   await hub.bus.publish({ kind: 'resync' })
-  release()
+  read.open()
   await stale
   hold.read = undefined
   const readsBefore = reads
