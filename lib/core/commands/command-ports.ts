@@ -1,9 +1,9 @@
 import type { Page } from '../values.js'
 import type { MessageScope } from '../realtime/message-filter.js'
-import type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
+import type { CommandPatch, CommandRecord, CommandWrite, NewCommand } from '../realtime/message-records.js'
 import type { StoreRing } from '../realtime/store-ring.js'
 
-export type { CommandPatch, CommandRecord, NewCommand } from '../realtime/message-records.js'
+export type { CommandPatch, CommandRecord, CommandUpdate, CommandWrite, NewCommand } from '../realtime/message-records.js'
 export { commandExpired } from '../realtime/message-records.js'
 export type { StoreRing } from '../realtime/store-ring.js'
 
@@ -23,6 +23,19 @@ export interface CommandRepository {
   insert(command: NewCommand, now: number, ring?: StoreRing): Promise<CommandRecord>
   /** Applies an update (sets isUpdated, lastUpdated from the clock); undefined when missing. */
   update(deviceId: string, id: number, patch: CommandPatch, now: number, ring?: StoreRing): Promise<CommandRecord | undefined>
+  /**
+   * Writes `batch` in order, each write with its own stamp of the clock, so the stamps follow the
+   * batch's order; answers each write's record (undefined for an update of a command that is not
+   * there). Called on a transaction, the writes share its commit, and one that fails fails it.
+   * Called on the store, a dialect commits them together (SQLite: one transaction) or one by one
+   * (PostgreSQL: each write is one statement).
+   *
+   * @example
+   * const [inserted, updated] = await store.commands.writeMany([
+   *   { kind: 'command', input }, { kind: 'command-update', deviceId: 'd1', id: 7, patch: { status: 'Done' } }
+   * ], Date.now())
+   */
+  writeMany(batch: readonly CommandWrite[], now: number): Promise<Array<CommandRecord | undefined>>
   findById(id: number): Promise<CommandRecord | undefined>
   /**
    * The command `id` of the device that now has `deviceId`: never one written for an earlier,

@@ -27,14 +27,11 @@ import { furthest, LOG_ORIGIN } from './log-cursor.js'
 import type { DrawLink, StoreRing } from './store-ring.js'
 import type { MessageSelector } from './message-filter.js'
 import { createNewestStamps } from './newest-stamps.js'
-import type { CommandPatch, CommandRecord, NewCommand, NewNotification, NotificationRecord } from './message-records.js'
+import type { CommandRecord, CommandWrite, NewNotification, NotificationRecord } from './message-records.js'
 import { messageStamp } from './message-records.js'
 
 /** One write to the log. */
-export type LogWrite =
-  | { kind: 'notification', input: NewNotification }
-  | { kind: 'command', input: NewCommand }
-  | { kind: 'command-update', deviceId: string, id: number, patch: CommandPatch }
+export type LogWrite = { kind: 'notification', input: NewNotification } | CommandWrite
 
 /** What `append` answers: the record written (undefined for an update of a command that is not there). */
 export type Appended<W extends LogWrite> = W extends { kind: 'notification' } ? NotificationRecord
@@ -291,16 +288,11 @@ export function createMessageLog (options: MessageLogOptions): MessageLog {
 
   // Command inserts and updates outside a caller's transaction are group-committed like
   // notifications: one transaction (one commit flush) per batch, each write with its own clock
-  // step and statement, in call order; a write alone is its repository's own transaction. Each
-  // call answers only after its batch committed.
-  const commandWrites = createWriteCombiner(async (batch: Array<Queued<LogWrite>>) => {
+  // step and statement, in call order (`CommandRepository.writeMany`; on SQLite one synchronous
+  // call, no transaction object). Each call answers only after its batch committed.
+  const commandWrites = createWriteCombiner((batch: Array<Queued<CommandWrite>>) => {
     const writes = begun(batch)
-    if (writes.length === 1) return [await committed((target) => write(target, writes[0]!, undefined))]
-    return store.transaction(async (tx) => {
-      const written: Array<NotificationRecord | CommandRecord | undefined> = []
-      for (const w of writes) written.push(await write(tx, w, undefined))
-      return written
-    })
+    return committed((target) => target.commands.writeMany(writes, clock.now()))
   }, { maxBatch: MAX_BATCH })
 
   const append = async (w: LogWrite, tx?: Store): Promise<NotificationRecord | CommandRecord | undefined> => {

@@ -91,6 +91,16 @@ export interface CommandPatch {
   parameters?: JsonObject | null
 }
 
+/** An update of command `id` of the device `deviceId`, as a write carries it. */
+export interface CommandUpdate {
+  deviceId: string
+  id: number
+  patch: CommandPatch
+}
+
+/** One write of a batch (`CommandRepository.writeMany`): a command to insert, or an update. */
+export type CommandWrite = { kind: 'command', input: NewCommand } | ({ kind: 'command-update' } & CommandUpdate)
+
 /**
  * The log stamp a record of `kind` stands at: its insert's, or `lastUpdated` for an update (the
  * cursor a reader resumes after).

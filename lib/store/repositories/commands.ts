@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandRecord, CommandRepository } from '../../core/commands/command-ports.js'
+import type { CommandRecord, CommandRepository, CommandUpdate, NewCommand } from '../../core/commands/command-ports.js'
 import { commandRecordOf } from '../../core/realtime/message-records.js'
 import { decodeBool, decodeJson, decodeNullableInt, encodeBool, encodeJson } from '../codec.js'
 import type { Database } from '../database.js'
@@ -9,7 +9,7 @@ import { createQueryTemplates } from '../query-templates.js'
 import { clockReading } from '../../core/realtime/client-timestamp.js'
 import { clockStep, currentDeviceKey, messaging, pruneMessages, selectorWhere, stampOf, writeSteps } from './message-clock.js'
 import type { MessageWrites } from './message-writes.js'
-import type { QueryTemplates } from '../query-templates.js'
+import type { QueryTemplates, TemplateSteps } from '../query-templates.js'
 
 export interface CommandRow {
   id: number
@@ -55,6 +55,66 @@ export function toCommandRecord (row: CommandRow): CommandRecord {
   }
 }
 
+/** A command insert's statements (message-clock.ts `writeSteps`): the clock step, then the row. */
+function * insertSteps (db: Kysely<Database>, c: NewCommand, now: number): TemplateSteps<CommandRecord> {
+  // The clock first: its row lock orders concurrent writers (R9). The stamp is the timestamp, a
+  // client's kept only when the clock can take it (issue #23).
+  const timestamp = stampOf(yield clockStep(db, clockReading(c.timestamp, now)))
+  const [row] = (yield {
+    key: 'command-insert',
+    build: (slot) => messaging(db).insertInto('commands').values({
+      command: slot(0),
+      device_id: slot(1),
+      network_id: slot(2),
+      device_type_id: slot(3),
+      user_id: slot(4),
+      parameters: slot(5),
+      lifetime: slot(6),
+      status: slot(7),
+      result: slot(8),
+      timestamp: slot(9),
+      last_updated: slot(9),
+      is_updated: slot(10),
+      clock_ts: slot(9),
+      // No `stored_at`: commands are pruned by `last_updated` (migration 0018).
+      device_key: currentDeviceKey(slot(1))
+    }).returning('id'),
+    values: [c.command, c.deviceId, c.networkId, c.deviceTypeId, c.userId, encodeJson(c.parameters), c.lifetime, c.status,
+      encodeJson(c.result), timestamp, encodeBool(false)]
+  }) as Array<{ id: number }>
+  if (row === undefined) throw new Error('a command insert returned no row')
+  // Built from the input: reading every column back and decoding its JSON again cost more.
+  return commandRecordOf(c, Number(row.id), timestamp)
+}
+
+/** A command update's statements: the clock step, then the row; undefined when there is no such command. */
+function * updateSteps (db: Kysely<Database>, u: CommandUpdate, now: number): TemplateSteps<CommandRecord | undefined> {
+  // One statement finds and updates the row. A miss (no such command for this device) still
+  // takes a stamp: an unused stamp is a gap in the clock, which no cursor minds.
+  const lastUpdated = stampOf(yield clockStep(db, now))
+  const { patch } = u
+  const status = patch.status !== undefined
+  const result = patch.result !== undefined
+  const parameters = patch.parameters !== undefined
+  const encodedParameters = patch.parameters === undefined || patch.parameters === null ? null : encodeJson(patch.parameters)
+  const [row] = (yield {
+    // One template per shape of the patch.
+    key: `command-update:${Number(status)}${Number(result)}${Number(parameters)}`,
+    build: (slot) => messaging(db).updateTable('commands').set({
+      ...(status ? { status: slot(0) } : {}),
+      ...(result ? { result: slot(1) } : {}),
+      ...(parameters ? { parameters: slot(2) } : {}),
+      last_updated: slot(3),
+      is_updated: slot(4),
+      // Out of the partial index of rows stored before migration 0018: pruned by `last_updated` now.
+      stored_at: sql<null>`null`
+    }).where('id', '=', slot(5)).where('device_key', '=', currentDeviceKey(slot(6)))
+      .returningAll(),
+    values: [patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), u.id, u.deviceId]
+  }) as CommandRow[]
+  return row === undefined ? undefined : toCommandRecord(row)
+}
+
 /**
  * Inserts and updates go to the dialect's own `writes` when it has them (PostgreSQL: one
  * statement with the clock step and the ring, pg-message-writes.ts); otherwise they take the
@@ -66,67 +126,30 @@ export function createCommandRepository (
   return {
     async insert (c, now, ring) {
       if (writes !== undefined) return writes.insertCommand(c, now, ring)
-      return writeSteps(db, templates, function * () {
-        // The clock first: its row lock orders concurrent writers (R9). The stamp is the
-        // timestamp, a client's kept only when the clock can take it (issue #23).
-        const timestamp = stampOf(yield clockStep(db, clockReading(c.timestamp, now)))
-        const [row] = (yield {
-          key: 'command-insert',
-          build: (slot) => messaging(db).insertInto('commands').values({
-            command: slot(0),
-            device_id: slot(1),
-            network_id: slot(2),
-            device_type_id: slot(3),
-            user_id: slot(4),
-            parameters: slot(5),
-            lifetime: slot(6),
-            status: slot(7),
-            result: slot(8),
-            timestamp: slot(9),
-            last_updated: slot(9),
-            is_updated: slot(10),
-            clock_ts: slot(9),
-            // No `stored_at`: commands are pruned by `last_updated` (migration 0018).
-            device_key: currentDeviceKey(slot(1))
-          }).returning('id'),
-          values: [c.command, c.deviceId, c.networkId, c.deviceTypeId, c.userId, encodeJson(c.parameters), c.lifetime, c.status,
-            encodeJson(c.result), timestamp, encodeBool(false)]
-        }) as Array<{ id: number }>
-        if (row === undefined) throw new Error('a command insert returned no row')
-        // Built from the input: reading every column back and decoding its JSON again cost more.
-        return commandRecordOf(c, Number(row.id), timestamp)
-      })
+      return writeSteps(db, templates, () => insertSteps(db, c, now))
     },
 
     async update (deviceId, id, patch, now, ring) {
       if (writes !== undefined) return writes.updateCommand({ deviceId, id, patch }, now, ring)
-      return writeSteps(db, templates, function * () {
-        // One statement finds and updates the row. A miss (no such command for this device)
-        // still takes a stamp: an unused stamp is a gap in the clock, which no cursor minds.
-        const lastUpdated = stampOf(yield clockStep(db, now))
-        const status = patch.status !== undefined
-        const result = patch.result !== undefined
-        const parameters = patch.parameters !== undefined
-        const encodedParameters = patch.parameters === undefined || patch.parameters === null ? null : encodeJson(patch.parameters)
-        const [row] = (yield {
-          // One template per shape of the patch.
-          key: `command-update:${Number(status)}${Number(result)}${Number(parameters)}`,
-          build: (slot) => messaging(db).updateTable('commands').set({
-            ...(status ? { status: slot(0) } : {}),
-            ...(result ? { result: slot(1) } : {}),
-            ...(parameters ? { parameters: slot(2) } : {}),
-            last_updated: slot(3),
-            is_updated: slot(4),
-            // Out of the partial index of rows stored before migration 0018: pruned by `last_updated` now.
-            stored_at: sql<null>`null`
-          }).where('id', '=', slot(5)).where('device_key', '=', currentDeviceKey(slot(6)))
-            .returningAll(),
-          values: [
-            patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), id, deviceId
-          ]
-        }) as CommandRow[]
-        return row === undefined ? undefined : toCommandRecord(row)
-      })
+      return writeSteps(db, templates, () => updateSteps(db, { deviceId, id, patch }, now))
+    },
+
+    async writeMany (batch, now) {
+      if (writes === undefined) {
+        // One transaction, each write with its own clock step, in order: on SQLite one
+        // synchronous call (QueryTemplates.transact), no transaction object or promise per write.
+        return writeSteps(db, templates, function * () {
+          const records: Array<CommandRecord | undefined> = []
+          for (const w of batch) records.push(yield * (w.kind === 'command' ? insertSteps(db, w.input, now) : updateSteps(db, w, now)))
+          return records
+        })
+      }
+      // The dialect's writes are one statement each; in a transaction of the caller's they share its commit.
+      const records: Array<CommandRecord | undefined> = []
+      for (const w of batch) {
+        records.push(w.kind === 'command' ? await writes.insertCommand(w.input, now, undefined) : await writes.updateCommand(w, now, undefined))
+      }
+      return records
     },
 
     async findById (id) {

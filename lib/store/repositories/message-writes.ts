@@ -4,15 +4,10 @@
  * them to the portable repositories (the clock row's lock, then the row). The dialect chooses
  * (`StoreDialect.messageWrites`); the repositories never ask which dialect they run on.
  */
-import type { CommandPatch, CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
+import type { CommandRecord, CommandUpdate, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
 import type { NewNotification, NotificationRecord } from '../../core/notifications/notification-ports.js'
 
-/** One update of a command, as a write carries it. */
-export interface CommandUpdate {
-  deviceId: string
-  id: number
-  patch: CommandPatch
-}
+export type { CommandUpdate } from '../../core/commands/command-ports.js'
 
 /**
  * Writes of one database handle (the pool or one transaction): `ring` names the channel the

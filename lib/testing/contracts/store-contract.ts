@@ -21,6 +21,7 @@ import type { DrawLink } from '../../core/realtime/bus.js'
 import type { LogCursor } from '../../core/realtime/log-cursor.js'
 import { LOG_ORIGIN } from '../../core/realtime/log-cursor.js'
 import type { MessageSelector } from '../../core/realtime/message-filter.js'
+import type { NewCommand } from '../../core/realtime/message-records.js'
 import type { KyselyStore } from '../../store/kysely-store.js'
 
 /** What each check gets: a fresh, migrated, empty store of its own (the runner closes it). */
@@ -822,6 +823,43 @@ function batchChecks (check: Register): void {
     same(await stored(), [], 'no row of the failed batch is stored')
     const [after] = await store.notifications.insertMany([good], Date.now())
     same(await stored(), [after], 'the store writes again after it (and the query above would have seen a row)')
+  })
+
+  check('commands: writeMany writes inserts and updates in order, each stamped after the one before (issue #26)', async ({ store }) => {
+    const networkId = await store.networks.insert({ name: 'many-net', description: null })
+    const deviceTypeId = await store.deviceTypes.insert({ name: 'many-type', description: null })
+    await store.devices.insert({ id: 'dev-many', name: 'd', data: null, networkId, deviceTypeId, isBlocked: false })
+    const input = (command: string): NewCommand => ({
+      command, deviceId: 'dev-many', networkId, deviceTypeId, userId: null, parameters: { command }, lifetime: null, status: null, result: null
+    })
+    const [earlier] = await store.commands.writeMany([{ kind: 'command', input: input('earlier') }], Date.now())
+    const written = await store.commands.writeMany([
+      { kind: 'command', input: input('first') },
+      { kind: 'command-update', deviceId: 'dev-many', id: earlier!.id, patch: { status: 'Done', result: { ok: true } } },
+      { kind: 'command-update', deviceId: 'dev-many', id: 999_999, patch: { status: 'Lost' } },
+      { kind: 'command', input: input('second') }
+    ], Date.now())
+    assert.equal(written.length, 4)
+    const [first, updated, missing, second] = written
+    assert.equal(missing, undefined, 'an update of a command that is not there answers undefined')
+    assert.ok(first!.stamp < updated!.lastUpdated && updated!.lastUpdated < second!.stamp, 'stamps follow the batch')
+    same(first, await store.commands.findById(first!.id), 'the first insert is what reads back')
+    same(second, await store.commands.findById(second!.id), 'the second insert is what reads back')
+    same(updated, await store.commands.findById(earlier!.id), 'the update is what reads back')
+    match(updated, { status: 'Done', result: { ok: true }, isUpdated: true })
+    same(await store.commands.writeMany([], Date.now()), [], 'an empty batch writes nothing')
+    // In a transaction, a write that fails fails the batch: nothing of it is kept (the log's use).
+    const stored = async (): Promise<number> => (await store.commands.query({
+      scope: FULL_SCOPE, deviceIds: ['dev-many'], sortField: 'timestamp', take: 100
+    })).length
+    const before = await stored()
+    await assert.rejects(store.transaction((tx) => tx.commands.writeMany([
+      { kind: 'command', input: input('kept-out') },
+      { kind: 'command-update', deviceId: 'dev-many', id: second!.id, patch: { status: 'Done' } },
+      { kind: 'command', input: { ...input('bad'), command: null as unknown as string } }
+    ], Date.now())))
+    assert.equal(await stored(), before, 'no insert of the failed batch is stored')
+    assert.equal((await store.commands.findById(second!.id))!.isUpdated, false, 'no update of the failed batch is kept')
   })
 
   // The message writes and command updates run as the store's query templates, which a dialect may
