@@ -377,9 +377,12 @@ class Stream<R, V> implements MessageStream<V> {
 
   /** Hands one item to the sink; a sink that returns a promise holds delivery until it settles. */
   private deliver (item: R): Promise<void> | undefined {
+    const sink = this.sink
+    // Closed (close() lets go of the sink).
+    if (sink === undefined) return undefined
     const cursor = this.spec.cursorOf(item)
     if (cursor > this.last) this.last = cursor
-    const wait = this.sink!({ cursor, item: this.spec.view(item) })
+    const wait = sink({ cursor, item: this.spec.view(item) })
     return wait === undefined ? undefined : wait
   }
 
@@ -388,6 +391,13 @@ class Stream<R, V> implements MessageStream<V> {
     this.closed = true
     this.queue = []
     this.backlog = []
+    // Let go of the consumer's callbacks. A stream that lived through two scavenges is in V8's
+    // old generation, and until the next full collection a dead old object still holds whatever
+    // young objects it points at: through the sink, a long poll's answer (its items, its
+    // response) would be copied by the next scavenges and promoted (issue #26).
+    this.sink = undefined
+    this.onError = undefined
+    this.onBatch = undefined
     this.unsubscribe()
     if (this.registered) this.spec.waiters!.remove(this.release)
     this.spec.onClose?.()

@@ -1,4 +1,6 @@
 /** The continuous stream under the push transports: ordering, dedupe, resync, backpressure, release. */
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import t from 'tap'
 import { systemPrincipal } from '../../../lib/core/auth/principal.js'
 import { createDeviceHub } from '../../../lib/core/devicehub.js'
@@ -245,4 +247,25 @@ t.test('hub subscribe: iterate, scope at event time, release at shutdown', async
   await reading
   t.ok(stream.closed, 'shutdown closes streams')
   await t.rejects(hub.notifications.subscribe(systemPrincipal, {}), { code: 'UNAVAILABLE' })
+})
+
+// Issue #26: a long poll's stream is often in V8's old generation by the time it answers, and a
+// dead old object keeps what it points at through every scavenge until the next full collection.
+// A closed stream must not point at its consumer: through the sink, the poll's whole answer.
+t.test('a closed stream lets go of its consumer\'s callbacks', async (t) => {
+  setFlagsFromString('--expose-gc')
+  const collect = runInNewContext('gc') as () => void
+  const stream = await openMessageStream(fakeSpec([]))
+  const watched = ((): WeakRef<object> => {
+    const answer = { items: new Array(1000).fill('answer') }
+    const sink = (): void => { answer.items.push('more') }
+    stream.start(sink, () => answer, () => answer)
+    return new WeakRef(answer)
+  })()
+  stream.close()
+  // A WeakRef keeps its target until the job that made it has ended.
+  await sleep(1)
+  collect()
+  t.equal(watched.deref(), undefined, 'the sink and its answer are collected while the stream is still held')
+  t.equal(stream.closed, true)
 })
