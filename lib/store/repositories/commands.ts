@@ -110,7 +110,9 @@ function * updateSteps (db: Kysely<Database>, u: CommandUpdate, now: number): Te
       stored_at: sql<null>`null`
     }).where('id', '=', slot(5)).where('device_key', '=', currentDeviceKey(slot(6)))
       .returningAll(),
-    values: [patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), u.id, u.deviceId]
+    values: [
+      patch.status, result ? encodeJson(patch.result) : undefined, encodedParameters, lastUpdated, encodeBool(true), u.id, u.deviceId
+    ]
   }) as CommandRow[]
   return row === undefined ? undefined : toCommandRecord(row)
 }
@@ -135,19 +137,18 @@ export function createCommandRepository (
     },
 
     async writeMany (batch, now) {
+      const records: Array<CommandRecord | undefined> = []
       if (writes === undefined) {
         // One transaction, each write with its own clock step, in order: on SQLite one
         // synchronous call (QueryTemplates.transact), no transaction object or promise per write.
         return writeSteps(db, templates, function * () {
-          const records: Array<CommandRecord | undefined> = []
           for (const w of batch) records.push(yield * (w.kind === 'command' ? insertSteps(db, w.input, now) : updateSteps(db, w, now)))
           return records
         })
       }
       // The dialect's writes are one statement each; in a transaction of the caller's they share its commit.
-      const records: Array<CommandRecord | undefined> = []
       for (const w of batch) {
-        records.push(w.kind === 'command' ? await writes.insertCommand(w.input, now, undefined) : await writes.updateCommand(w, now, undefined))
+        records.push(await (w.kind === 'command' ? writes.insertCommand(w.input, now, undefined) : writes.updateCommand(w, now, undefined)))
       }
       return records
     },

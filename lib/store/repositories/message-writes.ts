@@ -7,8 +7,6 @@
 import type { CommandRecord, CommandUpdate, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
 import type { NewNotification, NotificationRecord } from '../../core/notifications/notification-ports.js'
 
-export type { CommandUpdate } from '../../core/commands/command-ports.js'
-
 /**
  * Writes of one database handle (the pool or one transaction): `ring` names the channel the
  * statement sends each row's bus event on (undefined: none, the caller publishes).

@@ -21,7 +21,7 @@
  */
 import type { Compilable, Kysely, RawBuilder } from 'kysely'
 import { sql } from 'kysely'
-import type { CommandRecord, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
+import type { CommandRecord, CommandUpdate, NewCommand, StoreRing } from '../../core/commands/command-ports.js'
 import type { NewNotification, NotificationRecord } from '../../core/notifications/notification-ports.js'
 import { batchClockReading } from '../../core/realtime/client-timestamp.js'
 import { createWriteCombiner } from '../../core/write-combiner.js'
@@ -33,7 +33,7 @@ import { commandRecordOf, notificationRecordOf } from '../../core/realtime/messa
 import { currentDeviceKey } from './message-clock.js'
 import { toCommandRecord } from './commands.js'
 import type { CommandRow } from './commands.js'
-import type { CommandUpdate, MessageWrites } from './message-writes.js'
+import type { MessageWrites } from './message-writes.js'
 import { commandEventRow, MAX_PACK, MAX_RECORD, notificationEventRow, packedEvents, packEventRows, packValues } from './pg-insert-events.js'
 
 type DrawKind = 'notification' | 'command' | 'update'

@@ -830,7 +830,8 @@ function batchChecks (check: Register): void {
     const deviceTypeId = await store.deviceTypes.insert({ name: 'many-type', description: null })
     await store.devices.insert({ id: 'dev-many', name: 'd', data: null, networkId, deviceTypeId, isBlocked: false })
     const input = (command: string): NewCommand => ({
-      command, deviceId: 'dev-many', networkId, deviceTypeId, userId: null, parameters: { command }, lifetime: null, status: null, result: null
+      command, deviceId: 'dev-many', networkId, deviceTypeId, userId: null, parameters: { command },
+      lifetime: null, status: null, result: null
     })
     const [earlier] = await store.commands.writeMany([{ kind: 'command', input: input('earlier') }], Date.now())
     const written = await store.commands.writeMany([
